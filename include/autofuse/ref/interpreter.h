@@ -1,0 +1,32 @@
+// The reference interpreter: the slow, obviously-correct oracle that every
+// fused kernel is checked against. It runs one op at a time on HostTensors,
+// following the semantics written at the top of autofuse/graph/ops.h.
+// Floats: f32 computed in f32, f64 in f64, f16/bf16 computed in f32 and
+// rounded to the storage type after every op. Integers wrap like the C++
+// type of their dtype (computed in int64 and truncated).
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "autofuse/graph/graph.h"
+#include "autofuse/ref/tensor.h"
+#include "autofuse/sym/expr.h"
+
+namespace autofuse {
+
+/// Binds the graph's symbols from the shapes of the actual inputs (a dim
+/// that is a lone symbol binds it; every dim is then checked) and checks the
+/// graph's guards. UserError on a wrong input count, dtype, rank or size, a
+/// guard violation, or a symbol that no input determines and `given` lacks.
+/// Symbols in `given` are used as is and checked against the inputs.
+sym::Binding bind_symbols(const Graph& graph, std::span<const HostTensor> inputs,
+                          const sym::Binding& given = {});
+
+/// Runs the graph. Inputs in graph-input order. Returns the graph outputs.
+/// UserError on input mismatch (see bind_symbols) and on run-time data
+/// errors (gather index out of range).
+std::vector<HostTensor> run_reference(const Graph& graph, std::span<const HostTensor> inputs,
+                                      const sym::Binding& given = {});
+
+}  // namespace autofuse

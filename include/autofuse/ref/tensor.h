@@ -1,0 +1,52 @@
+// A host tensor with concrete shape: what the reference interpreter and the
+// CLI pass around. Row-major, contiguous, owns its bytes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "autofuse/graph/dtype.h"
+
+namespace autofuse {
+
+class HostTensor {
+ public:
+  HostTensor() = default;
+  /// Zero-filled.
+  HostTensor(DType dtype, std::vector<int64_t> shape);
+
+  DType dtype() const { return dtype_; }
+  const std::vector<int64_t>& shape() const { return shape_; }
+  int rank() const { return static_cast<int>(shape_.size()); }
+  int64_t numel() const { return numel_; }
+  size_t nbytes() const { return static_cast<size_t>(numel_) * dtype_size(dtype_); }
+
+  void* data() { return storage_.data(); }
+  const void* data() const { return storage_.data(); }
+  template <typename T>
+  T* data_as() { return reinterpret_cast<T*>(storage_.data()); }
+  template <typename T>
+  const T* data_as() const { return reinterpret_cast<const T*>(storage_.data()); }
+
+  /// Element i (flat index) as a double (f16/bf16 widened exactly; i64
+  /// beyond 2^53 rounds). For tests, summaries and error metrics.
+  double get_f64(int64_t i) const;
+  /// Stores `v` converted to the dtype (float: rounded to nearest even;
+  /// integers: truncated toward zero then wrapped; bool: v != 0).
+  void set_f64(int64_t i, double v);
+  /// Element i of an integer/bool tensor as int64 (exact).
+  int64_t get_i64(int64_t i) const;
+  void set_i64(int64_t i, int64_t v);
+
+  /// "f32[2, 3]"
+  std::string type_string() const;
+
+ private:
+  DType dtype_ = DType::f32;
+  std::vector<int64_t> shape_;
+  int64_t numel_ = 0;
+  std::vector<uint64_t> storage_;  // 8-byte aligned
+};
+
+}  // namespace autofuse
