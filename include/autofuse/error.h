@@ -53,15 +53,17 @@ class InternalError : public std::logic_error {
 }  // namespace autofuse
 
 /// Internal invariant check. Message is a fmt format string + args.
-#define AF_CHECK(cond, ...)                                                            \
-  do {                                                                                 \
-    if (!(cond)) [[unlikely]]                                                          \
-      ::autofuse::throw_internal_error(__FILE__, __LINE__, #cond,                      \
+#define AF_CHECK(cond, ...)                                                           \
+  do {                                                                                \
+    if (!(cond)) [[unlikely]]                                                         \
+      ::autofuse::throw_internal_error(__FILE__, __LINE__, #cond,                     \
                                        ::autofuse::detail_format_check(__VA_ARGS__)); \
   } while (0)
 
 namespace autofuse {
-inline std::string detail_format_check() { return {}; }
+inline std::string detail_format_check() {
+  return {};
+}
 template <typename... Args>
 std::string detail_format_check(fmt::format_string<Args...> f, Args&&... args) {
   return fmt::format(f, std::forward<Args>(args)...);

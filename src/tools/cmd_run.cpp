@@ -27,15 +27,14 @@ struct RunOptions {
 
 nlohmann::json output_json(const std::string& name, const HostTensor& t) {
   Checksum c = checksum(t);
-  return {{"name", name},       {"dtype", std::string(dtype_name(t.dtype()))},
-          {"shape", t.shape()}, {"sum", c.sum},
+  return {{"name", name},         {"dtype", std::string(dtype_name(t.dtype()))},
+          {"shape", t.shape()},   {"sum", c.sum},
           {"abs_sum", c.abs_sum}, {"hash", fmt::format("{:016x}", c.hash)}};
 }
 
 int run(const RunOptions& options) {
   if (!options.use_ref)
-    throw UserError(
-        "only the reference interpreter can run graphs in this build: pass --ref");
+    throw UserError("only the reference interpreter can run graphs in this build: pass --ref");
   Graph graph = parse_graph_file(options.path);
   std::vector<sym::Binding> bindings = bindings_for_graph(graph, options.shapes);
   std::vector<std::string> order = graph.symbols();
@@ -62,8 +61,10 @@ int run(const RunOptions& options) {
     runs.push_back(std::move(run_json));
   }
   if (options.json) {
-    nlohmann::json doc = {{"graph", graph.name()}, {"executor", "reference"},
-                          {"seed", options.seed}, {"runs", std::move(runs)}};
+    nlohmann::json doc = {{"graph", graph.name()},
+                          {"executor", "reference"},
+                          {"seed", options.seed},
+                          {"runs", std::move(runs)}};
     std::cout << doc.dump(2) << "\n";
   }
   return 0;

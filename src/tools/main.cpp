@@ -11,8 +11,7 @@ int main(int argc, char** argv) {
   using namespace autofuse;
   CLI::App app{"autofuse: an automatic operator-fusion compiler for ML graphs"};
   app.require_subcommand(1);
-  std::vector<tools::Runner> runners = {tools::add_print_command(app),
-                                        tools::add_run_command(app)};
+  std::vector<tools::Runner> runners = {tools::add_print_command(app), tools::add_run_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -13,15 +13,18 @@ namespace autofuse::tools {
 namespace {
 
 std::string trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
+    s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
+    s.remove_suffix(1);
   return std::string(s);
 }
 
 bool is_identifier(const std::string& s) {
   if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
-  return std::all_of(s.begin(), s.end(),
-                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
 }
 
 }  // namespace
@@ -58,9 +61,9 @@ std::vector<sym::Binding> bindings_for_graph(const Graph& graph,
   std::vector<std::string> symbols = graph.symbols();
   if (shape_args.empty()) {
     if (symbols.empty()) return {sym::Binding{}};
-    throw UserError(fmt::format("graph '{}' has symbolic sizes {}; give their values with --shape {}",
-                                graph.name(), fmt::join(symbols, ", "),
-                                fmt::join(symbols, "=...,") + "=..."));
+    throw UserError(
+        fmt::format("graph '{}' has symbolic sizes {}; give their values with --shape {}=...",
+                    graph.name(), fmt::join(symbols, ", "), fmt::join(symbols, "=...,")));
   }
   std::vector<sym::Binding> bindings;
   for (const std::string& arg : shape_args) {
@@ -71,11 +74,10 @@ std::vector<sym::Binding> bindings_for_graph(const Graph& graph,
                                     arg, s, graph.name(), fmt::join(symbols, ", ")));
     for (const auto& [name, value] : binding)
       if (std::find(symbols.begin(), symbols.end(), name) == symbols.end())
-        throw UserError(fmt::format("--shape '{}': graph '{}' has no symbol {}{}", arg,
-                                    graph.name(), name,
-                                    symbols.empty() ? std::string(" (it has no symbols)")
-                                                    : fmt::format(" (it has {})",
-                                                                  fmt::join(symbols, ", "))));
+        throw UserError(
+            fmt::format("--shape '{}': graph '{}' has no symbol {}{}", arg, graph.name(), name,
+                        symbols.empty() ? std::string(" (it has no symbols)")
+                                        : fmt::format(" (it has {})", fmt::join(symbols, ", "))));
     bindings.push_back(std::move(binding));
   }
   return bindings;

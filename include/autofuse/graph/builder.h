@@ -46,40 +46,58 @@ class GraphBuilder {
                                int num_outputs, const std::vector<std::string>& names = {});
 
   // Elementwise.
-  Tensor unary(OpKind op, Tensor x, const std::string& name = "") { return this->op(op, {x}, NoAttrs{}, name); }
+  Tensor unary(OpKind op, Tensor x, const std::string& name = "") {
+    return this->op(op, {x}, NoAttrs{}, name);
+  }
   Tensor binary(OpKind op, Tensor a, Tensor b, const std::string& name = "") {
     return this->op(op, {a, b}, NoAttrs{}, name);
   }
-  Tensor add(Tensor a, Tensor b, const std::string& name = "") { return binary(OpKind::Add, a, b, name); }
-  Tensor sub(Tensor a, Tensor b, const std::string& name = "") { return binary(OpKind::Sub, a, b, name); }
-  Tensor mul(Tensor a, Tensor b, const std::string& name = "") { return binary(OpKind::Mul, a, b, name); }
-  Tensor div(Tensor a, Tensor b, const std::string& name = "") { return binary(OpKind::Div, a, b, name); }
+  Tensor add(Tensor a, Tensor b, const std::string& name = "") {
+    return binary(OpKind::Add, a, b, name);
+  }
+  Tensor sub(Tensor a, Tensor b, const std::string& name = "") {
+    return binary(OpKind::Sub, a, b, name);
+  }
+  Tensor mul(Tensor a, Tensor b, const std::string& name = "") {
+    return binary(OpKind::Mul, a, b, name);
+  }
+  Tensor div(Tensor a, Tensor b, const std::string& name = "") {
+    return binary(OpKind::Div, a, b, name);
+  }
   Tensor exp(Tensor x, const std::string& name = "") { return unary(OpKind::Exp, x, name); }
   Tensor sqrt(Tensor x, const std::string& name = "") { return unary(OpKind::Sqrt, x, name); }
   Tensor rsqrt(Tensor x, const std::string& name = "") { return unary(OpKind::Rsqrt, x, name); }
   Tensor where(Tensor cond, Tensor a, Tensor b, const std::string& name = "") {
     return op(OpKind::Where, {cond, a, b}, NoAttrs{}, name);
   }
-  Tensor cast(Tensor x, DType to, const std::string& name = "") { return op(OpKind::Cast, {x}, CastAttrs{to}, name); }
+  Tensor cast(Tensor x, DType to, const std::string& name = "") {
+    return op(OpKind::Cast, {x}, CastAttrs{to}, name);
+  }
 
   /// A scalar (rank-0) constant.
   Tensor scalar(double value, DType dtype = DType::f32, const std::string& name = "");
-  Tensor constant(ConstantAttrs attrs, const std::string& name = "") { return op(OpKind::Constant, {}, std::move(attrs), name); }
+  Tensor constant(ConstantAttrs attrs, const std::string& name = "") {
+    return op(OpKind::Constant, {}, std::move(attrs), name);
+  }
   Tensor iota(DType dtype, Shape shape, int64_t axis, const std::string& name = "") {
     return op(OpKind::Iota, {}, IotaAttrs{dtype, std::move(shape), axis}, name);
   }
 
   // Shape and reductions.
-  Tensor reduce(OpKind op, Tensor x, std::vector<int64_t> axes, bool keepdims, const std::string& name = "") {
+  Tensor reduce(OpKind op, Tensor x, std::vector<int64_t> axes, bool keepdims,
+                const std::string& name = "") {
     return this->op(op, {x}, ReduceAttrs{std::move(axes), keepdims}, name);
   }
-  Tensor reduce_sum(Tensor x, std::vector<int64_t> axes, bool keepdims, const std::string& name = "") {
+  Tensor reduce_sum(Tensor x, std::vector<int64_t> axes, bool keepdims,
+                    const std::string& name = "") {
     return reduce(OpKind::ReduceSum, x, std::move(axes), keepdims, name);
   }
-  Tensor reduce_mean(Tensor x, std::vector<int64_t> axes, bool keepdims, const std::string& name = "") {
+  Tensor reduce_mean(Tensor x, std::vector<int64_t> axes, bool keepdims,
+                     const std::string& name = "") {
     return reduce(OpKind::ReduceMean, x, std::move(axes), keepdims, name);
   }
-  Tensor reduce_max(Tensor x, std::vector<int64_t> axes, bool keepdims, const std::string& name = "") {
+  Tensor reduce_max(Tensor x, std::vector<int64_t> axes, bool keepdims,
+                    const std::string& name = "") {
     return reduce(OpKind::ReduceMax, x, std::move(axes), keepdims, name);
   }
   Tensor broadcast_to(Tensor x, Shape shape, const std::string& name = "") {
@@ -91,7 +109,9 @@ class GraphBuilder {
   Tensor transpose(Tensor x, std::vector<int64_t> perm, const std::string& name = "") {
     return op(OpKind::Transpose, {x}, TransposeAttrs{std::move(perm)}, name);
   }
-  Tensor slice(Tensor x, SliceAttrs attrs, const std::string& name = "") { return op(OpKind::Slice, {x}, std::move(attrs), name); }
+  Tensor slice(Tensor x, SliceAttrs attrs, const std::string& name = "") {
+    return op(OpKind::Slice, {x}, std::move(attrs), name);
+  }
   Tensor concat(const std::vector<Tensor>& xs, int64_t axis, const std::string& name = "") {
     return op(OpKind::Concat, xs, AxisAttrs{axis}, name);
   }
@@ -100,7 +120,9 @@ class GraphBuilder {
   Tensor gather(Tensor data, Tensor indices, int64_t axis, const std::string& name = "") {
     return op(OpKind::Gather, {data, indices}, AxisAttrs{axis}, name);
   }
-  Tensor matmul(Tensor a, Tensor b, const std::string& name = "") { return binary(OpKind::MatMul, a, b, name); }
+  Tensor matmul(Tensor a, Tensor b, const std::string& name = "") {
+    return binary(OpKind::MatMul, a, b, name);
+  }
 
   const Graph& graph() const { return graph_; }
   /// Finishes the graph with the given outputs.

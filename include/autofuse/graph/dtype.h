@@ -8,15 +8,15 @@
 namespace autofuse {
 
 //       enum ident  text    bytes  float  signed-int  unsigned-int
-#define AUTOFUSE_DTYPES(X)                     \
-  X(f32, "f32", 4, true, false, false)         \
-  X(f16, "f16", 2, true, false, false)         \
-  X(bf16, "bf16", 2, true, false, false)       \
-  X(f64, "f64", 8, true, false, false)         \
-  X(i8, "i8", 1, false, true, false)           \
-  X(u8, "u8", 1, false, false, true)           \
-  X(i32, "i32", 4, false, true, false)         \
-  X(i64, "i64", 8, false, true, false)         \
+#define AUTOFUSE_DTYPES(X)               \
+  X(f32, "f32", 4, true, false, false)   \
+  X(f16, "f16", 2, true, false, false)   \
+  X(bf16, "bf16", 2, true, false, false) \
+  X(f64, "f64", 8, true, false, false)   \
+  X(i8, "i8", 1, false, true, false)     \
+  X(u8, "u8", 1, false, false, true)     \
+  X(i32, "i32", 4, false, true, false)   \
+  X(i64, "i64", 8, false, true, false)   \
   X(boolean, "bool", 1, false, false, false)
 
 enum class DType : uint8_t {
@@ -31,9 +31,13 @@ int dtype_size(DType t);
 bool is_float(DType t);
 bool is_integer(DType t);  ///< signed or unsigned integer, not bool
 bool is_signed_integer(DType t);
-inline bool is_bool(DType t) { return t == DType::boolean; }
+inline bool is_bool(DType t) {
+  return t == DType::boolean;
+}
 /// Float or integer (what arithmetic accepts).
-inline bool is_numeric(DType t) { return is_float(t) || is_integer(t); }
+inline bool is_numeric(DType t) {
+  return is_float(t) || is_integer(t);
+}
 
 /// All dtypes, in list order (for tests and tables).
 inline constexpr DType kAllDTypes[] = {

@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "autofuse/error.h"
@@ -99,6 +100,7 @@ class Graph {
   std::vector<ValueId> inputs_;
   std::vector<ValueId> outputs_;
   std::vector<std::string> symbols_;
+  std::unordered_map<std::string, ValueId> value_by_name_;
   sym::ShapeEnv shape_env_;
 };
 
@@ -106,9 +108,8 @@ class Graph {
 /// place (e.g. negative axes). Throws UserError (without location; the
 /// caller adds it) on a problem. `reason_prefix` names the node in guard
 /// reasons.
-std::vector<TensorType> infer_types(OpKind op, const std::vector<TensorType>& inputs,
-                                    Attrs& attrs, sym::ShapeEnv& env,
-                                    const std::string& reason_prefix);
+std::vector<TensorType> infer_types(OpKind op, const std::vector<TensorType>& inputs, Attrs& attrs,
+                                    sym::ShapeEnv& env, const std::string& reason_prefix);
 
 /// Symbolic NumPy broadcast of two shapes: size-1 dims stretch; a symbol
 /// against an equal expression is fine; two expressions not proven equal and

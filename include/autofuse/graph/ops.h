@@ -58,72 +58,83 @@ enum class OpClass : uint8_t {
 
 /// Which input/output dtypes an elementwise op accepts and produces.
 enum class DTypeRule : uint8_t {
-  FloatSame,      // float in, same out
-  NumericSame,    // float or int in, same out
-  FloatToBool,    // float in, bool out (isnan, isinf)
-  BoolSame,       // bool in, bool out (not, and, or, xor)
-  AnyToBool,      // compare: any matching dtypes in, bool out
-  Special,        // decided by the op's inference code
+  FloatSame,    // float in, same out
+  NumericSame,  // float or int in, same out
+  FloatToBool,  // float in, bool out (isnan, isinf)
+  BoolSame,     // bool in, bool out (not, and, or, xor)
+  AnyToBool,    // compare: any matching dtypes in, bool out
+  Special,      // decided by the op's inference code
 };
 
 /// Which attribute struct an op carries.
-enum class AttrKind : uint8_t { None, Cast, Shape, Reduce, Transpose, Slice, Axis, Split, Constant, Iota };
+enum class AttrKind : uint8_t {
+  None,
+  Cast,
+  Shape,
+  Reduce,
+  Transpose,
+  Slice,
+  Axis,
+  Split,
+  Constant,
+  Iota
+};
 
 //  enum ident    text name        class                 dtype rule               attrs
-#define AUTOFUSE_OPS(X)                                                                   \
-  X(Neg, "neg", Unary, NumericSame, None)                                                 \
-  X(Abs, "abs", Unary, NumericSame, None)                                                 \
-  X(Exp, "exp", Unary, FloatSame, None)                                                   \
-  X(Log, "log", Unary, FloatSame, None)                                                   \
-  X(Sqrt, "sqrt", Unary, FloatSame, None)                                                 \
-  X(Rsqrt, "rsqrt", Unary, FloatSame, None)                                               \
-  X(Reciprocal, "reciprocal", Unary, FloatSame, None)                                     \
-  X(Sin, "sin", Unary, FloatSame, None)                                                   \
-  X(Cos, "cos", Unary, FloatSame, None)                                                   \
-  X(Tanh, "tanh", Unary, FloatSame, None)                                                 \
-  X(Sigmoid, "sigmoid", Unary, FloatSame, None)                                           \
-  X(Relu, "relu", Unary, NumericSame, None)                                               \
-  X(Erf, "erf", Unary, FloatSame, None)                                                   \
-  X(Floor, "floor", Unary, FloatSame, None)                                               \
-  X(Ceil, "ceil", Unary, FloatSame, None)                                                 \
-  X(Round, "round", Unary, FloatSame, None)                                               \
-  X(Sign, "sign", Unary, NumericSame, None)                                               \
-  X(Not, "not", Unary, BoolSame, None)                                                    \
-  X(IsNan, "isnan", Unary, FloatToBool, None)                                             \
-  X(IsInf, "isinf", Unary, FloatToBool, None)                                             \
-  X(Add, "add", Binary, NumericSame, None)                                                \
-  X(Sub, "sub", Binary, NumericSame, None)                                                \
-  X(Mul, "mul", Binary, NumericSame, None)                                                \
-  X(Div, "div", Binary, NumericSame, None)                                                \
-  X(Pow, "pow", Binary, NumericSame, None)                                                \
-  X(Max, "max", Binary, NumericSame, None)                                                \
-  X(Min, "min", Binary, NumericSame, None)                                                \
-  X(Mod, "mod", Binary, NumericSame, None)                                                \
-  X(And, "and", Binary, BoolSame, None)                                                   \
-  X(Or, "or", Binary, BoolSame, None)                                                     \
-  X(Xor, "xor", Binary, BoolSame, None)                                                   \
-  X(Eq, "eq", Binary, AnyToBool, None)                                                    \
-  X(Ne, "ne", Binary, AnyToBool, None)                                                    \
-  X(Lt, "lt", Binary, AnyToBool, None)                                                    \
-  X(Le, "le", Binary, AnyToBool, None)                                                    \
-  X(Gt, "gt", Binary, AnyToBool, None)                                                    \
-  X(Ge, "ge", Binary, AnyToBool, None)                                                    \
-  X(Where, "where", Where, Special, None)                                                 \
-  X(Cast, "cast", Cast, Special, Cast)                                                    \
-  X(BroadcastTo, "broadcast_to", BroadcastTo, Special, Shape)                             \
-  X(ReduceSum, "reduce_sum", Reduce, NumericSame, Reduce)                                 \
-  X(ReduceMean, "reduce_mean", Reduce, NumericSame, Reduce)                               \
-  X(ReduceMax, "reduce_max", Reduce, NumericSame, Reduce)                                 \
-  X(ReduceMin, "reduce_min", Reduce, NumericSame, Reduce)                                 \
-  X(ReduceProd, "reduce_prod", Reduce, NumericSame, Reduce)                               \
-  X(Transpose, "transpose", Transpose, Special, Transpose)                                \
-  X(Reshape, "reshape", Reshape, Special, Shape)                                          \
-  X(Slice, "slice", Slice, Special, Slice)                                                \
-  X(Concat, "concat", Concat, Special, Axis)                                              \
-  X(Split, "split", Split, Special, Split)                                                \
-  X(Gather, "gather", Gather, Special, Axis)                                              \
-  X(Constant, "constant", Constant, Special, Constant)                                    \
-  X(Iota, "iota", Iota, Special, Iota)                                                    \
+#define AUTOFUSE_OPS(X)                                       \
+  X(Neg, "neg", Unary, NumericSame, None)                     \
+  X(Abs, "abs", Unary, NumericSame, None)                     \
+  X(Exp, "exp", Unary, FloatSame, None)                       \
+  X(Log, "log", Unary, FloatSame, None)                       \
+  X(Sqrt, "sqrt", Unary, FloatSame, None)                     \
+  X(Rsqrt, "rsqrt", Unary, FloatSame, None)                   \
+  X(Reciprocal, "reciprocal", Unary, FloatSame, None)         \
+  X(Sin, "sin", Unary, FloatSame, None)                       \
+  X(Cos, "cos", Unary, FloatSame, None)                       \
+  X(Tanh, "tanh", Unary, FloatSame, None)                     \
+  X(Sigmoid, "sigmoid", Unary, FloatSame, None)               \
+  X(Relu, "relu", Unary, NumericSame, None)                   \
+  X(Erf, "erf", Unary, FloatSame, None)                       \
+  X(Floor, "floor", Unary, FloatSame, None)                   \
+  X(Ceil, "ceil", Unary, FloatSame, None)                     \
+  X(Round, "round", Unary, FloatSame, None)                   \
+  X(Sign, "sign", Unary, NumericSame, None)                   \
+  X(Not, "not", Unary, BoolSame, None)                        \
+  X(IsNan, "isnan", Unary, FloatToBool, None)                 \
+  X(IsInf, "isinf", Unary, FloatToBool, None)                 \
+  X(Add, "add", Binary, NumericSame, None)                    \
+  X(Sub, "sub", Binary, NumericSame, None)                    \
+  X(Mul, "mul", Binary, NumericSame, None)                    \
+  X(Div, "div", Binary, NumericSame, None)                    \
+  X(Pow, "pow", Binary, NumericSame, None)                    \
+  X(Max, "max", Binary, NumericSame, None)                    \
+  X(Min, "min", Binary, NumericSame, None)                    \
+  X(Mod, "mod", Binary, NumericSame, None)                    \
+  X(And, "and", Binary, BoolSame, None)                       \
+  X(Or, "or", Binary, BoolSame, None)                         \
+  X(Xor, "xor", Binary, BoolSame, None)                       \
+  X(Eq, "eq", Binary, AnyToBool, None)                        \
+  X(Ne, "ne", Binary, AnyToBool, None)                        \
+  X(Lt, "lt", Binary, AnyToBool, None)                        \
+  X(Le, "le", Binary, AnyToBool, None)                        \
+  X(Gt, "gt", Binary, AnyToBool, None)                        \
+  X(Ge, "ge", Binary, AnyToBool, None)                        \
+  X(Where, "where", Where, Special, None)                     \
+  X(Cast, "cast", Cast, Special, Cast)                        \
+  X(BroadcastTo, "broadcast_to", BroadcastTo, Special, Shape) \
+  X(ReduceSum, "reduce_sum", Reduce, NumericSame, Reduce)     \
+  X(ReduceMean, "reduce_mean", Reduce, NumericSame, Reduce)   \
+  X(ReduceMax, "reduce_max", Reduce, NumericSame, Reduce)     \
+  X(ReduceMin, "reduce_min", Reduce, NumericSame, Reduce)     \
+  X(ReduceProd, "reduce_prod", Reduce, NumericSame, Reduce)   \
+  X(Transpose, "transpose", Transpose, Special, Transpose)    \
+  X(Reshape, "reshape", Reshape, Special, Shape)              \
+  X(Slice, "slice", Slice, Special, Slice)                    \
+  X(Concat, "concat", Concat, Special, Axis)                  \
+  X(Split, "split", Split, Special, Split)                    \
+  X(Gather, "gather", Gather, Special, Axis)                  \
+  X(Constant, "constant", Constant, Special, Constant)        \
+  X(Iota, "iota", Iota, Special, Iota)                        \
   X(MatMul, "matmul", MatMul, FloatSame, None)
 
 enum class OpKind : uint8_t {
@@ -142,7 +153,9 @@ struct OpInfo {
   int max_inputs;  ///< -1: variadic
 };
 const OpInfo& op_info(OpKind kind);
-inline std::string_view op_name(OpKind kind) { return op_info(kind).name; }
+inline std::string_view op_name(OpKind kind) {
+  return op_info(kind).name;
+}
 std::optional<OpKind> op_from_name(std::string_view name);
 /// Every op, in list order.
 std::vector<OpKind> all_ops();
@@ -211,8 +224,8 @@ struct IotaAttrs {
   bool operator==(const IotaAttrs&) const = default;
 };
 
-using Attrs = std::variant<NoAttrs, CastAttrs, ShapeAttrs, ReduceAttrs, TransposeAttrs,
-                           SliceAttrs, AxisAttrs, SplitAttrs, ConstantAttrs, IotaAttrs>;
+using Attrs = std::variant<NoAttrs, CastAttrs, ShapeAttrs, ReduceAttrs, TransposeAttrs, SliceAttrs,
+                           AxisAttrs, SplitAttrs, ConstantAttrs, IotaAttrs>;
 
 /// The AttrKind of an Attrs value (its variant alternative).
 AttrKind attr_kind_of(const Attrs& attrs);

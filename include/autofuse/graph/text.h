@@ -9,12 +9,12 @@
 //   }
 //
 // Grammar (comments run from `#` to end of line):
-//   graph      := 'graph' IDENT '(' [param (',' param)*] ')' '{' stmt* 'return' IDENT (',' IDENT)* '}'
-//   param      := IDENT ':' type
-//   type       := DTYPE '[' [dim (',' dim)*] ']'          dims are sym expressions (parse_expr syntax)
-//   stmt       := target (',' target)* '=' OP '(' [arg (',' arg)*] ')'
-//   target     := IDENT [':' type]                       a given type must equal the inferred one
-//   arg        := IDENT                                   an input value (positional, first)
+//   graph      := 'graph' IDENT '(' [param (',' param)*] ')' '{' stmt* 'return' IDENT (',' IDENT)*
+//   '}' param      := IDENT ':' type type       := DTYPE '[' [dim (',' dim)*] ']'          dims are
+//   sym expressions (parse_expr syntax) stmt       := target (',' target)* '=' OP '(' [arg (','
+//   arg)*] ')' target     := IDENT [':' type]                       a given type must equal the
+//   inferred one arg        := IDENT                                   an input value (positional,
+//   first)
 //               | IDENT '=' attr                          an attribute (after the inputs)
 //   attr       := INT | FLOAT | 'true' | 'false' | 'end' | DTYPE | dim | '[' [attr (',' attr)*] ']'
 // Attribute names per attribute kind:

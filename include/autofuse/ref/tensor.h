@@ -25,9 +25,13 @@ class HostTensor {
   void* data() { return storage_.data(); }
   const void* data() const { return storage_.data(); }
   template <typename T>
-  T* data_as() { return reinterpret_cast<T*>(storage_.data()); }
+  T* data_as() {
+    return reinterpret_cast<T*>(storage_.data());
+  }
   template <typename T>
-  const T* data_as() const { return reinterpret_cast<const T*>(storage_.data()); }
+  const T* data_as() const {
+    return reinterpret_cast<const T*>(storage_.data());
+  }
 
   /// Element i (flat index) as a double (f16/bf16 widened exactly; i64
   /// beyond 2^53 rounds). For tests, summaries and error metrics.

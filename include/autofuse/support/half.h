@@ -20,7 +20,9 @@ inline float bits_float(uint32_t u) {
 }
 
 /// bf16 -> f32 is exact.
-inline float bf16_to_f32(uint16_t h) { return bits_float(static_cast<uint32_t>(h) << 16); }
+inline float bf16_to_f32(uint16_t h) {
+  return bits_float(static_cast<uint32_t>(h) << 16);
+}
 
 /// f32 -> bf16, round to nearest even; NaN stays a (quiet) NaN.
 inline uint16_t f32_to_bf16(float f) {

@@ -6,6 +6,10 @@
 //    (result has the sign of b), ceildiv(a, b) = -floordiv(-a, b). These are
 //    their own node kinds, never C truncation. Evaluating a division or mod by
 //    zero is a UserError (a shape that makes a size expression divide by zero).
+//  * Building never overflows silently: a constant or coefficient that does
+//    not fit int64 while simplifying is a UserError. Simplification is exact
+//    where the result is defined; it may drop a division by zero that the
+//    unsimplified form would hit (x - x is 0 for any x).
 //  * Expressions are immutable and always in canonical form: the factories
 //    (operators, floordiv(), min(), ...) simplify as they build, so two
 //    expressions that are equal as polynomials compare and hash equal
@@ -54,7 +58,7 @@ struct ExprNode;
 /// Handle to an immutable, canonical expression node. Cheap to copy.
 class Expr {
  public:
-  Expr();  ///< the constant 0
+  Expr();               ///< the constant 0
   Expr(int64_t value);  // NOLINT(google-explicit-constructor): sizes read naturally as `N + 1`
   Expr(int value) : Expr(static_cast<int64_t>(value)) {}  // NOLINT
 
@@ -138,8 +142,12 @@ bool proven_eq(const Expr& a, const Expr& b);
 bool proven_ne(const Expr& a, const Expr& b);
 bool proven_lt(const Expr& a, const Expr& b);
 bool proven_le(const Expr& a, const Expr& b);
-inline bool proven_gt(const Expr& a, const Expr& b) { return proven_lt(b, a); }
-inline bool proven_ge(const Expr& a, const Expr& b) { return proven_le(b, a); }
+inline bool proven_gt(const Expr& a, const Expr& b) {
+  return proven_lt(b, a);
+}
+inline bool proven_ge(const Expr& a, const Expr& b) {
+  return proven_le(b, a);
+}
 
 }  // namespace autofuse::sym
 

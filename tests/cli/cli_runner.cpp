@@ -1,0 +1,69 @@
+#include "cli/cli_runner.h"
+
+#include <sys/wait.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+namespace autofuse::testing {
+
+namespace {
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s)
+    q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::filesystem::path temp_dir() {
+  static std::atomic<int> counter{0};
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string name = info ? std::string(info->test_suite_name()) + "." + info->name() : "none";
+  auto dir =
+      std::filesystem::temp_directory_path() /
+      ("autofuse-cli-" + std::to_string(::getpid()) + "-" + name + "-" + std::to_string(counter++));
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+}  // namespace
+
+CliResult run_cli(const std::vector<std::string>& args) {
+  auto dir = temp_dir();
+  std::string cmd = quote(AUTOFUSE_CLI_PATH);
+  for (const auto& a : args)
+    cmd += " " + quote(a);
+  cmd += " >" + quote((dir / "out").string()) + " 2>" + quote((dir / "err").string());
+  int status = std::system(cmd.c_str());
+  CliResult result;
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.out = read_file(dir / "out");
+  result.err = read_file(dir / "err");
+  std::filesystem::remove_all(dir);
+  return result;
+}
+
+std::string write_temp_file(const std::string& name, const std::string& text) {
+  auto path = temp_dir() / name;
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+std::string example_path(const std::string& name) {
+  return std::string(AUTOFUSE_SOURCE_DIR) + "/examples/" + name;
+}
+
+}  // namespace autofuse::testing
