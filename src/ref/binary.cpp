@@ -72,7 +72,7 @@ auto apply_binary(C a, C b) {
       // A zero result takes the divisor's sign, as in NumPy.
       C r = std::fmod(a, b);
       if (r == 0) return std::copysign(C{0}, b);
-      return (r < 0) != (b < 0) ? r + b : r;
+      return r;
     } else static_assert(kDependentFalse<C>, "not a float binary op");
   }
 }

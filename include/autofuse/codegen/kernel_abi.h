@@ -1,0 +1,44 @@
+/* The binary interface between generated kernels and the runtime. Plain C
+ * so that it is valid in the generated source (which embeds this file) and
+ * in the runtime. Changing it changes every generated module's hash.
+ *
+ * Per kernel K (C linkage):
+ *   int64_t K_tiling_data_size(void);
+ *   void K_tiling(const int64_t* symbols, const af_machine* machine, void* tiling_data);
+ *       symbols: the values of the kernel's symbols in KernelSource::symbols
+ *       order. Fills the tiling data, which starts with an af_tiling_header.
+ *       Cheap, allocation-free; the runtime caches the result per shape.
+ *   void K_kernel(const void* tiling_data, void* const* args, int64_t block_idx);
+ *       args: input buffers (Data order) then output buffers (Output order).
+ *       Run once for each block_idx in [0, block_dim); blocks are independent.
+ */
+#ifndef AUTOFUSE_CODEGEN_KERNEL_ABI_H_
+#define AUTOFUSE_CODEGEN_KERNEL_ABI_H_
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** What the tiling cost model knows about the machine. */
+typedef struct af_machine {
+  int64_t cores;           /**< blocks that can run at once */
+  int64_t l1_bytes;        /**< per core */
+  int64_t l2_bytes;        /**< per core */
+  int64_t l3_bytes;        /**< shared */
+  int64_t vector_bytes;    /**< SIMD register width: 64 for AVX-512 */
+  int64_t min_block_bytes; /**< least bytes moved that pay for waking another core */
+} af_machine;
+
+/** The first fields of every kernel's tiling data. */
+typedef struct af_tiling_header {
+  int64_t block_dim;  /**< number of blocks to launch, >= 1 */
+  int64_t tiling_key; /**< template variant chosen at run time */
+} af_tiling_header;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AUTOFUSE_CODEGEN_KERNEL_ABI_H_ */

@@ -1,0 +1,80 @@
+// Fusion scope identification: partitions a Graph into regions, each of
+// which becomes one kernel (an "AscBackend" node of the FusedGraph), a
+// library call, or a view.
+//
+// Rules (issue "Compile pipeline"): elementwise (unary, binary, where), cast,
+// broadcast_to, constant and iota nodes fuse with each other; reductions fuse
+// with their elementwise producers and with their elementwise/broadcast
+// consumers (LayerNorm, RMSNorm, Softmax become one kernel each). A region
+// must have one loop-axis mapping (see loop_axes.h); every reduction in it
+// reduces the same loop axes; merging never creates a cycle between regions.
+// Data movement ops (transpose, slice, concat, split, gather) are single-op
+// regions run by the runtime's library implementations until the issue
+// "Fusion coverage" fuses them; reshape is a view (no kernel, no copy);
+// matmul is a library op and a fusion boundary. Splat constants fuse into
+// their consumers as scalars; other constants are Constant regions.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "autofuse/fuse/loop_axes.h"
+#include "autofuse/graph/graph.h"
+
+namespace autofuse::fuse {
+
+/// Configuration, typed. From code, or from the AUTOFUSE_FLAGS environment
+/// variable: `--max_fusion_size=64;--disable=reduce,broadcast;--log_refusals`
+/// (`;`- or space-separated; `--disable=all` disables fusion: one kernel per op).
+struct FusionConfig {
+  bool enabled = true;          ///< false: every op its own region (the unfused path)
+  int max_fusion_size = 64;     ///< most graph nodes in one region
+  bool fuse_reductions = true;  ///< --disable=reduce
+  bool fuse_broadcasts = true;  ///< --disable=broadcast (broadcast_to and implicit broadcasting)
+  bool log_refusals = false;    ///< record every refused merge with its reason
+
+  /// Parses the flag syntax above. UserError naming an unknown flag or bad value.
+  static FusionConfig from_flags(std::string_view flags);
+  /// from_flags(getenv("AUTOFUSE_FLAGS")), defaults when unset.
+  static FusionConfig from_env();
+};
+
+enum class RegionKind : uint8_t {
+  Kernel,   ///< generated code (an AscBackend): fused ops, or one op when unfused
+  Library,  ///< runtime library implementation (matmul; data movement ops for now)
+  View,     ///< reshape: the output aliases the input's buffer
+  Constant, ///< a constant that is not fused (non-splat, or only read by library ops):
+            ///< materialized once when the Executable is built
+};
+std::string_view region_kind_name(RegionKind kind);
+
+struct Region {
+  int id = 0;
+  RegionKind kind = RegionKind::Kernel;
+  std::string name;              ///< "asc_backend_3", "library_matmul_5", "view_2"
+  std::vector<NodeId> nodes;     ///< in topological order
+  std::vector<ValueId> inputs;   ///< values read from outside the region (graph order, unique)
+  std::vector<ValueId> outputs;  ///< values used outside the region or graph outputs
+  LoopAxes loop_axes;            ///< Kernel regions only
+};
+
+/// A graph partitioned into regions, in an order that respects dependencies.
+struct FusedGraph {
+  std::shared_ptr<const Graph> graph;
+  std::vector<Region> regions;
+  std::vector<std::string> refusals;  ///< "merge of A into B refused: reason" (when logged)
+
+  int num_kernels() const;  ///< regions of kind Kernel
+};
+
+/// Partitions the graph (greedy, along producer->consumer edges, in
+/// topological order; deterministic).
+FusedGraph partition(std::shared_ptr<const Graph> graph, const FusionConfig& config);
+
+/// Text form: one line per region, e.g.
+///   y = asc_backend_0(x, gamma, beta)  # 10 ops: reduce_mean, sub, ...; axes [N, D]; reduce [1]
+std::string print_fused_graph(const FusedGraph& fused);
+
+}  // namespace autofuse::fuse

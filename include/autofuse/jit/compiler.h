@@ -1,0 +1,50 @@
+// The JIT: compiles a generated C++ module with the system compiler into a
+// shared object and loads it, through a content-addressed disk cache.
+//
+// Cache key: hash of (source text, compiler path, compiler version text,
+// flags). Entries are written to a temporary file and renamed into place,
+// so concurrent processes can share the cache; a corrupt or unloadable entry
+// is removed and recompiled.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace autofuse::jit {
+
+struct CompilerOptions {
+  /// Compiler command; empty: $CXX, else the first of g++, c++, clang++ on PATH.
+  std::string cxx;
+  /// Optimization and target flags (PIC/shared are always added).
+  std::vector<std::string> flags = {"-O3", "-march=native", "-fno-math-errno",
+                                    "-fopenmp-simd", "-fno-plt"};
+  /// Cache folder; empty: $AUTOFUSE_CACHE_DIR, else $XDG_CACHE_HOME/autofuse,
+  /// else ~/.cache/autofuse.
+  std::string cache_dir;
+  bool use_cache = true;
+  /// Where to keep a copy of the source (for dumps); empty: nowhere.
+  std::string dump_source_path;
+};
+
+struct CompileStats {
+  int compiles = 0;    ///< compiler runs
+  int cache_hits = 0;  ///< loads straight from the cache
+  double compile_seconds = 0;
+  std::string shared_object;  ///< path of the loaded .so
+};
+
+/// A loaded shared object; unloaded when the last reference goes.
+class Module {
+ public:
+  virtual ~Module() = default;
+  /// The address of an exported symbol; InternalError if missing.
+  virtual void* symbol(const std::string& name) const = 0;
+};
+
+/// Compiles (or finds in the cache) and loads. UserError when no compiler is
+/// found or it fails (with its output), or the cache folder is unusable.
+std::shared_ptr<Module> compile_and_load(const std::string& source, const CompilerOptions& options,
+                                         CompileStats& stats);
+
+}  // namespace autofuse::jit
