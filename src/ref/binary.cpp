@@ -32,21 +32,34 @@ int64_t int_pow(int64_t base, int64_t exp) {
 template <OpKind K, typename C>
 auto apply_binary(C a, C b) {
   using enum OpKind;
-  if constexpr (K == Eq) return a == b;
-  else if constexpr (K == Ne) return a != b;
-  else if constexpr (K == Lt) return a < b;
-  else if constexpr (K == Le) return a <= b;
-  else if constexpr (K == Gt) return a > b;
-  else if constexpr (K == Ge) return a >= b;
+  if constexpr (K == Eq)
+    return a == b;
+  else if constexpr (K == Ne)
+    return a != b;
+  else if constexpr (K == Lt)
+    return a < b;
+  else if constexpr (K == Le)
+    return a <= b;
+  else if constexpr (K == Gt)
+    return a > b;
+  else if constexpr (K == Ge)
+    return a >= b;
   else if constexpr (std::is_same_v<C, bool>) {
-    if constexpr (K == And) return a && b;
-    else if constexpr (K == Or) return a || b;
-    else if constexpr (K == Xor) return a != b;
-    else static_assert(kDependentFalse<C>, "not a bool binary op");
+    if constexpr (K == And)
+      return a && b;
+    else if constexpr (K == Or)
+      return a || b;
+    else if constexpr (K == Xor)
+      return a != b;
+    else
+      static_assert(kDependentFalse<C>, "not a bool binary op");
   } else if constexpr (std::is_integral_v<C>) {
-    if constexpr (K == Add) return wrap_add(a, b);
-    else if constexpr (K == Sub) return wrap_sub(a, b);
-    else if constexpr (K == Mul) return wrap_mul(a, b);
+    if constexpr (K == Add)
+      return wrap_add(a, b);
+    else if constexpr (K == Sub)
+      return wrap_sub(a, b);
+    else if constexpr (K == Mul)
+      return wrap_mul(a, b);
     else if constexpr (K == Div) {
       if (b == 0) return C{0};
       if (b == -1) return wrap_neg(a);  // INT64_MIN / -1 wraps instead of trapping
@@ -55,25 +68,37 @@ auto apply_binary(C a, C b) {
       if (b == 0 || b == -1) return C{0};
       C r = a % b;
       return r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
-    } else if constexpr (K == Pow) return int_pow(a, b);
-    else if constexpr (K == Max) return a > b ? a : b;
-    else if constexpr (K == Min) return a < b ? a : b;
-    else static_assert(kDependentFalse<C>, "not an integer binary op");
+    } else if constexpr (K == Pow)
+      return int_pow(a, b);
+    else if constexpr (K == Max)
+      return a > b ? a : b;
+    else if constexpr (K == Min)
+      return a < b ? a : b;
+    else
+      static_assert(kDependentFalse<C>, "not an integer binary op");
   } else {
-    if constexpr (K == Add) return a + b;
-    else if constexpr (K == Sub) return a - b;
-    else if constexpr (K == Mul) return a * b;
-    else if constexpr (K == Div) return a / b;
-    else if constexpr (K == Pow) return std::pow(a, b);
-    else if constexpr (K == Max) return std::isnan(a) || std::isnan(b) ? a + b : (a > b ? a : b);
-    else if constexpr (K == Min) return std::isnan(a) || std::isnan(b) ? a + b : (a < b ? a : b);
+    if constexpr (K == Add)
+      return a + b;
+    else if constexpr (K == Sub)
+      return a - b;
+    else if constexpr (K == Mul)
+      return a * b;
+    else if constexpr (K == Div)
+      return a / b;
+    else if constexpr (K == Pow)
+      return std::pow(a, b);
+    else if constexpr (K == Max)
+      return std::isnan(a) || std::isnan(b) ? a + b : (a > b ? a : b);
+    else if constexpr (K == Min)
+      return std::isnan(a) || std::isnan(b) ? a + b : (a < b ? a : b);
     else if constexpr (K == Mod) {
       // fmod has the sign of the dividend; move it to the divisor's side.
       // A zero result takes the divisor's sign, as in NumPy.
       C r = std::fmod(a, b);
       if (r == 0) return std::copysign(C{0}, b);
-      return r;
-    } else static_assert(kDependentFalse<C>, "not a float binary op");
+      return (r < 0) != (b < 0) ? r + b : r;
+    } else
+      static_assert(kDependentFalse<C>, "not a float binary op");
   }
 }
 
@@ -82,8 +107,8 @@ void binary_typed(const HostTensor& a, const HostTensor& b, HostTensor& out) {
   constexpr DType Out = result_dtype<K, In>();
   using InT = DTypeTraits<In>;
   using OutT = DTypeTraits<Out>;
-  AF_CHECK(out.dtype() == Out && b.dtype() == In, "{}({}, {}) -> {}", op_name(K),
-           a.type_string(), b.type_string(), out.type_string());
+  AF_CHECK(out.dtype() == Out && b.dtype() == In, "{}({}, {}) -> {}", op_name(K), a.type_string(),
+           b.type_string(), out.type_string());
   StridedSpace<3> space;
   space.shape = out.shape();
   space.strides = {contiguous_strides(out.shape()), broadcast_strides(a.shape(), out.shape()),
@@ -91,14 +116,15 @@ void binary_typed(const HostTensor& a, const HostTensor& b, HostTensor& out) {
   auto* o = out.data_as<typename OutT::Storage>();
   const auto* pa = a.data_as<typename InT::Storage>();
   const auto* pb = b.data_as<typename InT::Storage>();
-  for_each_row(space, [&](const std::array<int64_t, 3>& off, int64_t n,
-                          const std::array<int64_t, 3>& st) {
-    auto* ro = o + off[0];
-    const auto* ra = pa + off[1];
-    const auto* rb = pb + off[2];
-    for (int64_t i = 0; i < n; ++i)
-      ro[i * st[0]] = OutT::store(apply_binary<K>(InT::load(ra[i * st[1]]), InT::load(rb[i * st[2]])));
-  });
+  for_each_row(
+      space, [&](const std::array<int64_t, 3>& off, int64_t n, const std::array<int64_t, 3>& st) {
+        auto* ro = o + off[0];
+        const auto* ra = pa + off[1];
+        const auto* rb = pb + off[2];
+        for (int64_t i = 0; i < n; ++i)
+          ro[i * st[0]] =
+              OutT::store(apply_binary<K>(InT::load(ra[i * st[1]]), InT::load(rb[i * st[2]])));
+      });
 }
 
 template <typename T>
@@ -113,12 +139,12 @@ void where_typed(const HostTensor& cond, const HostTensor& a, const HostTensor& 
   const uint8_t* pc = cond.data_as<uint8_t>();
   const T* pa = a.data_as<T>();
   const T* pb = b.data_as<T>();
-  for_each_row(space, [&](const std::array<int64_t, 4>& off, int64_t n,
-                          const std::array<int64_t, 4>& st) {
-    for (int64_t i = 0; i < n; ++i)
-      o[off[0] + i * st[0]] =
-          pc[off[1] + i * st[1]] != 0 ? pa[off[2] + i * st[2]] : pb[off[3] + i * st[3]];
-  });
+  for_each_row(
+      space, [&](const std::array<int64_t, 4>& off, int64_t n, const std::array<int64_t, 4>& st) {
+        for (int64_t i = 0; i < n; ++i)
+          o[off[0] + i * st[0]] =
+              pc[off[1] + i * st[1]] != 0 ? pa[off[2] + i * st[2]] : pb[off[3] + i * st[3]];
+      });
 }
 
 }  // namespace

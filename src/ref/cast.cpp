@@ -23,9 +23,12 @@ StorageOf<To> convert(StorageOf<From> s) {
   } else if constexpr (kIsFloat<From>) {
     auto v = FromT::load(s);  // float or double
     if constexpr (kIsFloat<To>) {
-      if constexpr (std::is_same_v<decltype(v), double>) return store_f64<To>(v);
-      else if constexpr (To == DType::f64) return static_cast<double>(v);
-      else return DTypeTraits<To>::store(v);  // float -> f32/f16/bf16: one rounding
+      if constexpr (std::is_same_v<decltype(v), double>)
+        return store_f64<To>(v);
+      else if constexpr (To == DType::f64)
+        return static_cast<double>(v);
+      else
+        return DTypeTraits<To>::store(v);  // float -> f32/f16/bf16: one rounding
     } else {
       return float_to_int_saturating<StorageOf<To>>(v);
     }
@@ -39,7 +42,8 @@ void cast_typed(const HostTensor& x, HostTensor& out) {
   const auto* in = x.data_as<StorageOf<From>>();
   auto* o = out.data_as<StorageOf<To>>();
   const int64_t n = x.numel();
-  for (int64_t i = 0; i < n; ++i) o[i] = convert<From, To>(in[i]);
+  for (int64_t i = 0; i < n; ++i)
+    o[i] = convert<From, To>(in[i]);
 }
 
 }  // namespace

@@ -54,10 +54,18 @@ inline float i64_to_f32_round_odd(int64_t v) {
   return v < 0 ? -f : f;
 }
 
-inline uint16_t f64_to_f16(double d) { return f32_to_f16(f64_to_f32_round_odd(d)); }
-inline uint16_t f64_to_bf16(double d) { return f32_to_bf16(f64_to_f32_round_odd(d)); }
-inline uint16_t i64_to_f16(int64_t v) { return f32_to_f16(i64_to_f32_round_odd(v)); }
-inline uint16_t i64_to_bf16(int64_t v) { return f32_to_bf16(i64_to_f32_round_odd(v)); }
+inline uint16_t f64_to_f16(double d) {
+  return f32_to_f16(f64_to_f32_round_odd(d));
+}
+inline uint16_t f64_to_bf16(double d) {
+  return f32_to_bf16(f64_to_f32_round_odd(d));
+}
+inline uint16_t i64_to_f16(int64_t v) {
+  return f32_to_f16(i64_to_f32_round_odd(v));
+}
+inline uint16_t i64_to_bf16(int64_t v) {
+  return f32_to_bf16(i64_to_f32_round_odd(v));
+}
 
 /// Truncation toward zero clamped to int64; NaN -> 0.
 template <typename F>
@@ -98,6 +106,8 @@ inline int64_t wrap_sub(int64_t a, int64_t b) {
 inline int64_t wrap_mul(int64_t a, int64_t b) {
   return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
 }
-inline int64_t wrap_neg(int64_t a) { return static_cast<int64_t>(0 - static_cast<uint64_t>(a)); }
+inline int64_t wrap_neg(int64_t a) {
+  return static_cast<int64_t>(0 - static_cast<uint64_t>(a));
+}
 
 }  // namespace autofuse::ref

@@ -91,7 +91,7 @@ template <typename F>
 decltype(auto) visit_dtype(DType dtype, F&& f) {
   switch (dtype) {
 #define AUTOFUSE_REF_VISIT_DTYPE(id, text, bytes, is_float, is_sint, is_uint) \
-  case DType::id:                                                              \
+  case DType::id:                                                             \
     return f(std::integral_constant<DType, DType::id>{});
     AUTOFUSE_DTYPES(AUTOFUSE_REF_VISIT_DTYPE)
 #undef AUTOFUSE_REF_VISIT_DTYPE
@@ -161,22 +161,33 @@ constexpr DType result_dtype() {
 /// A double rounded once to a float dtype's storage.
 template <DType D>
 StorageOf<D> store_f64(double v) {
-  if constexpr (D == DType::f64) return v;
-  else if constexpr (D == DType::f32) return f64_to_f32(v);
-  else if constexpr (D == DType::f16) return f64_to_f16(v);
-  else if constexpr (D == DType::bf16) return f64_to_bf16(v);
-  else static_assert(kDependentFalse<StorageOf<D>>, "store_f64 is for float dtypes");
+  if constexpr (D == DType::f64)
+    return v;
+  else if constexpr (D == DType::f32)
+    return f64_to_f32(v);
+  else if constexpr (D == DType::f16)
+    return f64_to_f16(v);
+  else if constexpr (D == DType::bf16)
+    return f64_to_bf16(v);
+  else
+    static_assert(kDependentFalse<StorageOf<D>>, "store_f64 is for float dtypes");
 }
 
 /// An int64 converted to any dtype: floats round once, integers wrap, bool is v != 0.
 template <DType D>
 StorageOf<D> store_i64(int64_t v) {
-  if constexpr (D == DType::f64) return static_cast<double>(v);
-  else if constexpr (D == DType::f32) return static_cast<float>(v);
-  else if constexpr (D == DType::f16) return i64_to_f16(v);
-  else if constexpr (D == DType::bf16) return i64_to_bf16(v);
-  else if constexpr (D == DType::boolean) return v != 0 ? 1 : 0;
-  else return static_cast<StorageOf<D>>(v);
+  if constexpr (D == DType::f64)
+    return static_cast<double>(v);
+  else if constexpr (D == DType::f32)
+    return static_cast<float>(v);
+  else if constexpr (D == DType::f16)
+    return i64_to_f16(v);
+  else if constexpr (D == DType::bf16)
+    return i64_to_bf16(v);
+  else if constexpr (D == DType::boolean)
+    return v != 0 ? 1 : 0;
+  else
+    return static_cast<StorageOf<D>>(v);
 }
 
 }  // namespace autofuse::ref

@@ -30,9 +30,9 @@ void check_input_types(const Graph& graph, std::span<const HostTensor> inputs) {
       throw UserError(fmt::format("input '{}' has dtype {} but the graph needs {}", v.name,
                                   dtype_name(inputs[i].dtype()), v.type.to_string()));
     if (inputs[i].rank() != v.type.rank())
-      throw UserError(fmt::format("input '{}' has rank {} (shape {}) but the graph needs rank {} ({})",
-                                  v.name, inputs[i].rank(), shape_text(inputs[i].shape()),
-                                  v.type.rank(), v.type.to_string()));
+      throw UserError(fmt::format(
+          "input '{}' has rank {} (shape {}) but the graph needs rank {} ({})", v.name,
+          inputs[i].rank(), shape_text(inputs[i].shape()), v.type.rank(), v.type.to_string()));
   }
 }
 
@@ -44,7 +44,8 @@ sym::Binding bind_symbols(const Graph& graph, std::span<const HostTensor> inputs
   sym::Binding binding = given;
   for (const auto& [name, value] : given)
     if (value < 1)
-      throw UserError(fmt::format("symbol '{}' is given as {} but sizes must be >= 1", name, value));
+      throw UserError(
+          fmt::format("symbol '{}' is given as {} but sizes must be >= 1", name, value));
 
   // A dim that is a lone symbol binds it (the first input that has it wins;
   // the check below reports any disagreement).
@@ -62,8 +63,8 @@ sym::Binding bind_symbols(const Graph& graph, std::span<const HostTensor> inputs
   }
   for (const std::string& name : graph.symbols())
     if (!binding.contains(name))
-      throw UserError(fmt::format(
-          "symbol '{}' is not determined by the input shapes; give its value", name));
+      throw UserError(
+          fmt::format("symbol '{}' is not determined by the input shapes; give its value", name));
 
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Value& v = graph.value(graph.inputs()[i]);
@@ -128,7 +129,8 @@ std::vector<HostTensor> run_node(const Graph& graph, const Node& node,
       break;
     case OpClass::Split: {
       std::vector<HostTensor*> targets;
-      for (HostTensor& t : outs) targets.push_back(&t);
+      for (HostTensor& t : outs)
+        targets.push_back(&t);
       ref::split(*in[0], std::get<SplitAttrs>(node.attrs).axis, targets);
       break;
     }
@@ -157,12 +159,15 @@ std::vector<HostTensor> run_reference(const Graph& graph, std::span<const HostTe
   // Graph inputs are read in place; node outputs are owned here.
   std::vector<const HostTensor*> view(graph.values().size(), nullptr);
   std::vector<HostTensor> owned(graph.values().size());
-  for (size_t i = 0; i < inputs.size(); ++i) view[graph.inputs()[i]] = &inputs[i];
+  for (size_t i = 0; i < inputs.size(); ++i)
+    view[graph.inputs()[i]] = &inputs[i];
   // Uses per input slot (add(x, x) uses x twice) plus one per graph output.
   std::vector<int> uses(graph.values().size(), 0);
   for (const Node& node : graph.nodes())
-    for (ValueId id : node.inputs) ++uses[id];
-  for (ValueId id : graph.outputs()) ++uses[id];
+    for (ValueId id : node.inputs)
+      ++uses[id];
+  for (ValueId id : graph.outputs())
+    ++uses[id];
 
   for (const Node& node : graph.nodes()) {
     std::vector<const HostTensor*> in;

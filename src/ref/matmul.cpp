@@ -12,7 +12,8 @@ template <DType D>
 std::vector<double> to_f64(const HostTensor& t) {
   std::vector<double> v(static_cast<size_t>(t.numel()));
   const auto* p = t.data_as<StorageOf<D>>();
-  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(DTypeTraits<D>::load(p[i]));
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = static_cast<double>(DTypeTraits<D>::load(p[i]));
   return v;
 }
 
@@ -33,7 +34,8 @@ void matmul_typed(const HostTensor& a, const HostTensor& b, HostTensor& out) {
   std::vector<std::array<int64_t, 2>> pairs;
   for_each_row(space, [&](const std::array<int64_t, 2>& off, int64_t count,
                           const std::array<int64_t, 2>& st) {
-    for (int64_t i = 0; i < count; ++i) pairs.push_back({off[0] + i * st[0], off[1] + i * st[1]});
+    for (int64_t i = 0; i < count; ++i)
+      pairs.push_back({off[0] + i * st[0], off[1] + i * st[1]});
   });
 
   const std::vector<double> av = to_f64<D>(a);
@@ -49,9 +51,11 @@ void matmul_typed(const HostTensor& a, const HostTensor& b, HostTensor& out) {
       for (int64_t kk = 0; kk < k; ++kk) {
         const double x = am[i * k + kk];
         const double* brow = bm + kk * n;
-        for (int64_t j = 0; j < n; ++j) row[j] += x * brow[j];
+        for (int64_t j = 0; j < n; ++j)
+          row[j] += x * brow[j];
       }
-      for (int64_t j = 0; j < n; ++j) om[i * n + j] = store_f64<D>(row[j]);
+      for (int64_t j = 0; j < n; ++j)
+        om[i * n + j] = store_f64<D>(row[j]);
     }
   }
 }

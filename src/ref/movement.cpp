@@ -17,7 +17,8 @@ void check_same_dtype(const HostTensor& x, const HostTensor& out, const char* wh
 
 int64_t product(const std::vector<int64_t>& shape, size_t begin, size_t end) {
   int64_t p = 1;
-  for (size_t d = begin; d < end; ++d) p *= shape[d];
+  for (size_t d = begin; d < end; ++d)
+    p *= shape[d];
   return p;
 }
 
@@ -26,7 +27,9 @@ int64_t product(const std::vector<int64_t>& shape, size_t begin, size_t end) {
 SliceRange slice_range(int64_t dim, int64_t start, int64_t end, int64_t step) {
   AF_CHECK(step != 0 && dim >= 0, "slice step {} dim {}", step, dim);
   if (step > 0) {
-    auto clamp = [dim](int64_t i) { return i < 0 ? std::max<int64_t>(i + dim, 0) : std::min(i, dim); };
+    auto clamp = [dim](int64_t i) {
+      return i < 0 ? std::max<int64_t>(i + dim, 0) : std::min(i, dim);
+    };
     int64_t b = clamp(start);
     int64_t e = end == kSliceEnd ? dim : clamp(end);
     int64_t len = e > b ? (e - b - 1) / step + 1 : 0;
@@ -145,14 +148,15 @@ void gather(const HostTensor& data, const HostTensor& indices, int64_t axis, Hos
   visit_dtype(indices.dtype(), [&](auto dtype_tag) {
     constexpr DType D = decltype(dtype_tag)::value;
     const auto* p = indices.data_as<StorageOf<D>>();
-    for (size_t j = 0; j < idx.size(); ++j) idx[j] = static_cast<int64_t>(p[j]);
+    for (size_t j = 0; j < idx.size(); ++j)
+      idx[j] = static_cast<int64_t>(p[j]);
   });
   for (size_t j = 0; j < idx.size(); ++j) {
     int64_t v = idx[j];
     if (v < -axis_size || v >= axis_size)
       throw UserError(fmt::format(
-          "gather index {} (element {} of the indices) is out of range for axis {} of size {}",
-          v, j, axis, axis_size));
+          "gather index {} (element {} of the indices) is out of range for axis {} of size {}", v,
+          j, axis, axis_size));
     idx[j] = v < 0 ? v + axis_size : v;
   }
 
@@ -178,12 +182,14 @@ void constant(const ConstantAttrs& attrs, HostTensor& out) {
     one.set_f64(0, attrs.values[0]);
     const size_t es = static_cast<size_t>(dtype_size(out.dtype()));
     auto* dst = static_cast<unsigned char*>(out.data());
-    for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * es, one.data(), es);
+    for (int64_t i = 0; i < n; ++i)
+      std::memcpy(dst + i * es, one.data(), es);
     return;
   }
   AF_CHECK(static_cast<int64_t>(attrs.values.size()) == n, "constant with {} values for {}",
            attrs.values.size(), out.type_string());
-  for (int64_t i = 0; i < n; ++i) out.set_f64(i, attrs.values[i]);
+  for (int64_t i = 0; i < n; ++i)
+    out.set_f64(i, attrs.values[i]);
 }
 
 void iota(int64_t axis, HostTensor& out) {
@@ -194,7 +200,8 @@ void iota(int64_t axis, HostTensor& out) {
   visit_dtype(out.dtype(), [&](auto dtype_tag) {
     constexpr DType D = decltype(dtype_tag)::value;
     auto* o = out.data_as<StorageOf<D>>();
-    for (int64_t i = 0; i < n; ++i) o[i] = store_i64<D>((i / inner) % dim);
+    for (int64_t i = 0; i < n; ++i)
+      o[i] = store_i64<D>((i / inner) % dim);
   });
 }
 

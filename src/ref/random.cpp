@@ -45,8 +45,10 @@ void fill_random(HostTensor& t, SplitMix64& rng, int64_t lo, int64_t hi) {
       p[i] = static_cast<double>(bits >> 11) * 0x1p-52 - 1.0;  // 53 bits: exact
     } else if constexpr (ref::kIsFloat<D>) {
       const float v = static_cast<float>(bits >> 40) * 0x1p-23f - 1.0f;  // 24 bits: exact
-      if constexpr (D == DType::f32) p[i] = v;
-      else p[i] = to_half_toward_zero<D>(v);
+      if constexpr (D == DType::f32)
+        p[i] = v;
+      else
+        p[i] = to_half_toward_zero<D>(v);
     } else if constexpr (ref::kIsBool<D>) {
       p[i] = static_cast<uint8_t>(bits >> 63);
     } else {
@@ -83,7 +85,8 @@ std::vector<std::optional<int64_t>> gather_limits(const Graph& graph, const sym:
     limit = limit ? std::min(*limit, size) : size;
   }
   std::vector<std::optional<int64_t>> out;
-  for (ValueId id : graph.inputs()) out.push_back(limit_of_value[id]);
+  for (ValueId id : graph.inputs())
+    out.push_back(limit_of_value[id]);
   return out;
 }
 
@@ -96,11 +99,14 @@ std::vector<int64_t> concrete_shape(const Shape& shape, const sym::Binding& bind
     int64_t d = sym::evaluate(e, binding);
     if (d < 0) {
       std::vector<std::string> names;
-      for (const sym::Expr& x : shape) names.push_back(x.to_string());
+      for (const sym::Expr& x : shape)
+        names.push_back(x.to_string());
       std::vector<std::string> values;
-      for (const auto& [name, value] : binding) values.push_back(fmt::format("{}={}", name, value));
+      for (const auto& [name, value] : binding)
+        values.push_back(fmt::format("{}={}", name, value));
       throw UserError(fmt::format("shape [{}] has a negative dim {} = {} under {}",
-                                  fmt::join(names, ", "), e.to_string(), d, fmt::join(values, ", ")));
+                                  fmt::join(names, ", "), e.to_string(), d,
+                                  fmt::join(values, ", ")));
     }
     dims.push_back(d);
   }
@@ -128,7 +134,8 @@ std::vector<HostTensor> random_inputs(const Graph& graph, const sym::Binding& bi
       lo = size == 0 ? 0 : std::max(-size, type_lo);
       hi = size == 0 ? 0 : std::min(size - 1, type_hi);
     }
-    ref::visit_dtype(type.dtype, [&](auto tag) { fill_random<decltype(tag)::value>(t, stream, lo, hi); });
+    ref::visit_dtype(type.dtype,
+                     [&](auto tag) { fill_random<decltype(tag)::value>(t, stream, lo, hi); });
     inputs.push_back(std::move(t));
   }
   return inputs;

@@ -30,11 +30,15 @@ void reduce_typed(const HostTensor& x, const std::vector<bool>& reduced, int64_t
   if constexpr (K == ReduceProd) {
     identity = Acc{1};
   } else if constexpr (K == ReduceMax) {
-    if constexpr (kIsFloat<D>) identity = -std::numeric_limits<C>::infinity();
-    else identity = std::numeric_limits<typename T::Storage>::lowest();
+    if constexpr (kIsFloat<D>)
+      identity = -std::numeric_limits<C>::infinity();
+    else
+      identity = std::numeric_limits<typename T::Storage>::lowest();
   } else if constexpr (K == ReduceMin) {
-    if constexpr (kIsFloat<D>) identity = std::numeric_limits<C>::infinity();
-    else identity = std::numeric_limits<typename T::Storage>::max();
+    if constexpr (kIsFloat<D>)
+      identity = std::numeric_limits<C>::infinity();
+    else
+      identity = std::numeric_limits<typename T::Storage>::max();
   }
   std::vector<Acc> acc(static_cast<size_t>(out.numel()), identity);
 
@@ -53,41 +57,50 @@ void reduce_typed(const HostTensor& x, const std::vector<bool>& reduced, int64_t
   space.shape = shape;
   space.strides = {acc_strides, contiguous_strides(shape)};
   const auto* in = x.data_as<typename T::Storage>();
-  for_each_row(space, [&](const std::array<int64_t, 2>& off, int64_t n,
-                          const std::array<int64_t, 2>& st) {
-    Acc* a = acc.data() + off[0];
-    const auto* v = in + off[1];
-    for (int64_t i = 0; i < n; ++i) {
-      Acc& dst = a[i * st[0]];
-      C value = T::load(v[i * st[1]]);
-      if constexpr (K == ReduceSum || K == ReduceMean) {
-        if constexpr (kWide) dst += static_cast<double>(value);
-        else dst = wrap_add(dst, value);
-      } else if constexpr (K == ReduceProd) {
-        if constexpr (kWide) dst *= static_cast<double>(value);
-        else dst = wrap_mul(dst, value);
-      } else if constexpr (K == ReduceMax || K == ReduceMin) {
-        if constexpr (kIsFloat<D>) {
-          if (std::isnan(dst)) continue;
-          if (std::isnan(value) || (K == ReduceMax ? value > dst : value < dst)) dst = value;
-        } else {
-          if (K == ReduceMax ? value > dst : value < dst) dst = value;
-        }
-      } else {
-        static_assert(kDependentFalse<Acc>, "not a reduction");
-      }
-    }
-  });
+  for_each_row(space,
+               [&](const std::array<int64_t, 2>& off, int64_t n, const std::array<int64_t, 2>& st) {
+                 Acc* a = acc.data() + off[0];
+                 const auto* v = in + off[1];
+                 for (int64_t i = 0; i < n; ++i) {
+                   Acc& dst = a[i * st[0]];
+                   C value = T::load(v[i * st[1]]);
+                   if constexpr (K == ReduceSum || K == ReduceMean) {
+                     if constexpr (kWide)
+                       dst += static_cast<double>(value);
+                     else
+                       dst = wrap_add(dst, value);
+                   } else if constexpr (K == ReduceProd) {
+                     if constexpr (kWide)
+                       dst *= static_cast<double>(value);
+                     else
+                       dst = wrap_mul(dst, value);
+                   } else if constexpr (K == ReduceMax || K == ReduceMin) {
+                     if constexpr (kIsFloat<D>) {
+                       // Once dst is NaN no comparison is true, so NaN sticks.
+                       if (std::isnan(value) || (K == ReduceMax ? value > dst : value < dst))
+                         dst = value;
+                     } else {
+                       if (K == ReduceMax ? value > dst : value < dst) dst = value;
+                     }
+                   } else {
+                     static_assert(kDependentFalse<Acc>, "not a reduction");
+                   }
+                 }
+               });
 
   auto* o = out.data_as<typename T::Storage>();
   for (size_t i = 0; i < acc.size(); ++i) {
     Acc r = acc[i];
     if constexpr (K == ReduceMean) {
-      if constexpr (kIsFloat<D>) r = count == 0 ? std::numeric_limits<double>::quiet_NaN() : r / count;
-      else r = count == 0 ? 0 : r / count;  // count >= 1: no overflow
+      if constexpr (kIsFloat<D>)
+        r = count == 0 ? std::numeric_limits<double>::quiet_NaN() : r / count;
+      else
+        r = count == 0 ? 0 : r / count;  // count >= 1: no overflow
     }
-    if constexpr (kWide) o[i] = store_f64<D>(r);
-    else o[i] = T::store(r);
+    if constexpr (kWide)
+      o[i] = store_f64<D>(r);
+    else
+      o[i] = T::store(r);
   }
 }
 

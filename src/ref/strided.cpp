@@ -34,16 +34,18 @@ template <typename T>
 void copy_typed(void* dst, const void* src, const StridedSpace<2>& space) {
   T* out = static_cast<T*>(dst);
   const T* in = static_cast<const T*>(src);
-  for_each_row(space, [&](const std::array<int64_t, 2>& off, int64_t n,
-                          const std::array<int64_t, 2>& st) {
-    T* o = out + off[0];
-    const T* i = in + off[1];
-    if (st[0] == 1 && st[1] == 1) {
-      for (int64_t j = 0; j < n; ++j) o[j] = i[j];
-    } else {
-      for (int64_t j = 0; j < n; ++j) o[j * st[0]] = i[j * st[1]];
-    }
-  });
+  for_each_row(space,
+               [&](const std::array<int64_t, 2>& off, int64_t n, const std::array<int64_t, 2>& st) {
+                 T* o = out + off[0];
+                 const T* i = in + off[1];
+                 if (st[0] == 1 && st[1] == 1) {
+                   for (int64_t j = 0; j < n; ++j)
+                     o[j] = i[j];
+                 } else {
+                   for (int64_t j = 0; j < n; ++j)
+                     o[j * st[0]] = i[j * st[1]];
+                 }
+               });
 }
 }  // namespace
 

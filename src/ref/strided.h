@@ -42,10 +42,12 @@ void simplify(StridedSpace<K>& s) {
       merge = out.strides[k].back() == s.strides[k][d] * s.shape[d];
     if (merge) {
       out.shape.back() *= s.shape[d];
-      for (size_t k = 0; k < K; ++k) out.strides[k].back() = s.strides[k][d];
+      for (size_t k = 0; k < K; ++k)
+        out.strides[k].back() = s.strides[k][d];
     } else {
       out.shape.push_back(s.shape[d]);
-      for (size_t k = 0; k < K; ++k) out.strides[k].push_back(s.strides[k][d]);
+      for (size_t k = 0; k < K; ++k)
+        out.strides[k].push_back(s.strides[k][d]);
     }
   }
   s = std::move(out);
@@ -64,7 +66,8 @@ void for_each_row(StridedSpace<K> s, Row&& row) {
     row(s.offsets, int64_t{1}, inner);
     return;
   }
-  for (size_t k = 0; k < K; ++k) inner[k] = s.strides[k][rank - 1];
+  for (size_t k = 0; k < K; ++k)
+    inner[k] = s.strides[k][rank - 1];
   const int64_t n = s.shape[rank - 1];
   std::vector<int64_t> index(rank - 1, 0);
   std::array<int64_t, K> off = s.offsets;
@@ -73,9 +76,11 @@ void for_each_row(StridedSpace<K> s, Row&& row) {
     int d = rank - 2;
     for (; d >= 0; --d) {
       ++index[d];
-      for (size_t k = 0; k < K; ++k) off[k] += s.strides[k][d];
+      for (size_t k = 0; k < K; ++k)
+        off[k] += s.strides[k][d];
       if (index[d] < s.shape[d]) break;
-      for (size_t k = 0; k < K; ++k) off[k] -= s.strides[k][d] * s.shape[d];
+      for (size_t k = 0; k < K; ++k)
+        off[k] -= s.strides[k][d] * s.shape[d];
       index[d] = 0;
     }
     if (d < 0) return;

@@ -14,14 +14,17 @@ using ref::StorageOf;
 HostTensor::HostTensor(DType dtype, std::vector<int64_t> shape)
     : dtype_(dtype), shape_(std::move(shape)), numel_(1) {
   for (int64_t d : shape_) {
-    if (d < 0) throw UserError(fmt::format("tensor shape [{}] has a negative dim", fmt::join(shape_, ", ")));
+    if (d < 0)
+      throw UserError(fmt::format("tensor shape [{}] has a negative dim", fmt::join(shape_, ", ")));
     if (__builtin_mul_overflow(numel_, d, &numel_))
-      throw UserError(fmt::format("tensor shape [{}] has too many elements", fmt::join(shape_, ", ")));
+      throw UserError(
+          fmt::format("tensor shape [{}] has too many elements", fmt::join(shape_, ", ")));
   }
   size_t bytes = 0;
   if (__builtin_mul_overflow(static_cast<size_t>(numel_), static_cast<size_t>(dtype_size(dtype)),
                              &bytes))
-    throw UserError(fmt::format("tensor shape [{}] has too many elements", fmt::join(shape_, ", ")));
+    throw UserError(
+        fmt::format("tensor shape [{}] has too many elements", fmt::join(shape_, ", ")));
   storage_.assign((bytes + 7) / 8, 0);
 }
 
@@ -38,9 +41,12 @@ void HostTensor::set_f64(int64_t i, double v) {
   ref::visit_dtype(dtype_, [&](auto tag) {
     constexpr DType D = decltype(tag)::value;
     StorageOf<D>& dst = data_as<StorageOf<D>>()[i];
-    if constexpr (ref::kIsFloat<D>) dst = ref::store_f64<D>(v);
-    else if constexpr (ref::kIsBool<D>) dst = v != 0 ? 1 : 0;
-    else dst = ref::float_to_int_wrapping<StorageOf<D>>(v);
+    if constexpr (ref::kIsFloat<D>)
+      dst = ref::store_f64<D>(v);
+    else if constexpr (ref::kIsBool<D>)
+      dst = v != 0 ? 1 : 0;
+    else
+      dst = ref::float_to_int_wrapping<StorageOf<D>>(v);
   });
 }
 
@@ -49,8 +55,10 @@ int64_t HostTensor::get_i64(int64_t i) const {
   AF_CHECK(!is_float(dtype_), "get_i64 on a {} tensor", dtype_name(dtype_));
   return ref::visit_dtype(dtype_, [&](auto tag) -> int64_t {
     constexpr DType D = decltype(tag)::value;
-    if constexpr (ref::kIsFloat<D>) return 0;  // excluded above
-    else return static_cast<int64_t>(DTypeTraits<D>::load(data_as<StorageOf<D>>()[i]));
+    if constexpr (ref::kIsFloat<D>)
+      return 0;  // excluded above
+    else
+      return static_cast<int64_t>(DTypeTraits<D>::load(data_as<StorageOf<D>>()[i]));
   });
 }
 

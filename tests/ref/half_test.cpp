@@ -15,7 +15,9 @@
 namespace autofuse {
 namespace {
 
-bool is_f16_nan(uint16_t h) { return (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0; }
+bool is_f16_nan(uint16_t h) {
+  return (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0;
+}
 
 /// Reference f16 value of bits h, by definition (not by bit tricks).
 double f16_value_by_definition(uint16_t h) {
@@ -62,24 +64,25 @@ TEST(HalfTest, F32ToF16Table) {
       {-0.0f, 0x8000},
       {1.0f, 0x3c00},
       {-2.0f, 0xc000},
-      {65504.0f, 0x7bff},                   // max finite
-      {65519.99f, 0x7bff},                  // below the overflow tie
-      {65520.0f, 0x7c00},                   // tie with max: rounds to even = inf
+      {65504.0f, 0x7bff},   // max finite
+      {65519.99f, 0x7bff},  // below the overflow tie
+      {65520.0f, 0x7c00},   // tie with max: rounds to even = inf
       {1e10f, 0x7c00},
       {-INFINITY, 0xfc00},
-      {0x1p-14f, 0x0400},                   // min normal
-      {0x1p-24f, 0x0001},                   // min subnormal
-      {0x1p-25f, 0x0000},                   // tie with 0: even
-      {0x1.000002p-25f, 0x0001},            // just above the tie
-      {0x3p-25f, 0x0002},                   // 1.5 ulp: tie, rounds to even (2)
-      {0x5p-25f, 0x0002},                   // 2.5 ulp: tie, rounds to even (2)
-      {0x1.ff8p-15f, 0x03ff},               // max subnormal
-      {0x1.ffcp-15f, 0x0400},               // tie between max subnormal and min normal
-      {1.0f + 0x1p-11f, 0x3c00},            // tie: even
-      {1.0f + 0x3p-11f, 0x3c02},            // tie: even (up)
-      {2.718281828f, 0x4170},               // e -> 2.71875
+      {0x1p-14f, 0x0400},         // min normal
+      {0x1p-24f, 0x0001},         // min subnormal
+      {0x1p-25f, 0x0000},         // tie with 0: even
+      {0x1.000002p-25f, 0x0001},  // just above the tie
+      {0x3p-25f, 0x0002},         // 1.5 ulp: tie, rounds to even (2)
+      {0x5p-25f, 0x0002},         // 2.5 ulp: tie, rounds to even (2)
+      {0x1.ff8p-15f, 0x03ff},     // max subnormal
+      {0x1.ffcp-15f, 0x0400},     // tie between max subnormal and min normal
+      {1.0f + 0x1p-11f, 0x3c00},  // tie: even
+      {1.0f + 0x3p-11f, 0x3c02},  // tie: even (up)
+      {2.718281828f, 0x4170},     // e -> 2.71875
   };
-  for (const Case& c : cases) EXPECT_EQ(f32_to_f16(c.in), c.want) << c.in;
+  for (const Case& c : cases)
+    EXPECT_EQ(f32_to_f16(c.in), c.want) << c.in;
 }
 
 #ifdef __FLT16_MAX__
@@ -109,9 +112,10 @@ TEST(HalfTest, F32ToF16MatchesCompilerOnEveryExponent) {
   for (uint32_t sign = 0; sign < 2; ++sign) {
     for (uint32_t exp = 0; exp < 256; ++exp) {
       // Mantissas: edges, ties (the 13 dropped bits = 0x1000), near ties, random.
-      std::vector<uint32_t> mantissas = {0, 1, 0x7fffff, 0x1000, 0x0fff, 0x1001, 0x3000,
-                                         0x2000, 0x7ff000, 0x7fe000, 0x400000};
-      for (int i = 0; i < 400; ++i) mantissas.push_back(static_cast<uint32_t>(rng()) & 0x7fffffu);
+      std::vector<uint32_t> mantissas = {0,      1,      0x7fffff, 0x1000,   0x0fff,  0x1001,
+                                         0x3000, 0x2000, 0x7ff000, 0x7fe000, 0x400000};
+      for (int i = 0; i < 400; ++i)
+        mantissas.push_back(static_cast<uint32_t>(rng()) & 0x7fffffu);
       for (uint32_t m : mantissas) {
         const float f = bits_float((sign << 31) | (exp << 23) | m);
         expect_same_f16(f32_to_f16(f), compiler_f16(f), f);
@@ -149,25 +153,34 @@ TEST(HalfTest, F64ToF16RoundsOnceLikeCompiler) {
   std::mt19937_64 rng(99);
   // Values whose f32 rounding would land exactly on an f16 tie: double
   // rounding through f32 would get them wrong.
-  const double tricky[] = {1.0 + 0x1p-11 + 0x1p-40, 1.0 + 0x1p-11 - 0x1p-40, 0x1p-25 + 0x1p-60,
-                           0x1p-25 - 0x1p-60,     65520.0 - 0x1p-30,         65520.0,
-                           1e300,                 -1e-300,                   0.1,
+  const double tricky[] = {1.0 + 0x1p-11 + 0x1p-40,
+                           1.0 + 0x1p-11 - 0x1p-40,
+                           0x1p-25 + 0x1p-60,
+                           0x1p-25 - 0x1p-60,
+                           65520.0 - 0x1p-30,
+                           65520.0,
+                           1e300,
+                           -1e-300,
+                           0.1,
                            1.0 / 3.0};
-  for (double d : tricky) EXPECT_EQ(ref::f64_to_f16(d), compiler_f16_from_double(d)) << d;
+  for (double d : tricky)
+    EXPECT_EQ(ref::f64_to_f16(d), compiler_f16_from_double(d)) << d;
   for (int i = 0; i < 200000; ++i) {
     // Random f16 neighbourhoods: an f16 value plus a small double offset.
     const uint16_t h = static_cast<uint16_t>(rng() & 0x7bffu);
     const double base = f16_to_f32(h);
     const double scale = std::ldexp(1.0, static_cast<int>(rng() % 60) - 70);
-    const double d = (rng() & 1 ? -1 : 1) * (base + scale * (static_cast<double>(rng() % 2048) - 1024));
+    const double d =
+        (rng() & 1 ? -1 : 1) * (base + scale * (static_cast<double>(rng() % 2048) - 1024));
     EXPECT_EQ(ref::f64_to_f16(d), compiler_f16_from_double(d)) << std::hexfloat << d;
   }
 }
 
 TEST(HalfTest, I64ToF16MatchesCompiler) {
-  const int64_t values[] = {0, 1, -1, 2047, 2048, 2049, 2050, 2051, 4097, 65504, 65519, 65520,
-                            -65520, (1 << 24) + 1, INT64_MAX, INT64_MIN};
-  for (int64_t v : values) EXPECT_EQ(ref::i64_to_f16(v), compiler_f16_from_double(static_cast<double>(v))) << v;
+  const int64_t values[] = {0,    1,     -1,    2047,  2048,   2049,          2050,      2051,
+                            4097, 65504, 65519, 65520, -65520, (1 << 24) + 1, INT64_MAX, INT64_MIN};
+  for (int64_t v : values)
+    EXPECT_EQ(ref::i64_to_f16(v), compiler_f16_from_double(static_cast<double>(v))) << v;
 }
 #endif  // __FLT16_MAX__
 
@@ -175,8 +188,10 @@ TEST(HalfTest, Bf16ToF32IsExactForAllPatterns) {
   for (uint32_t h = 0; h < 65536; ++h) {
     float f = bf16_to_f32(static_cast<uint16_t>(h));
     EXPECT_EQ(float_bits(f), h << 16);
-    if (!std::isnan(f)) EXPECT_EQ(f32_to_bf16(f), h) << std::hex << h;
-    else EXPECT_TRUE(std::isnan(bf16_to_f32(f32_to_bf16(f)))) << std::hex << h;
+    if (!std::isnan(f))
+      EXPECT_EQ(f32_to_bf16(f), h) << std::hex << h;
+    else
+      EXPECT_TRUE(std::isnan(bf16_to_f32(f32_to_bf16(f)))) << std::hex << h;
   }
 }
 
@@ -200,7 +215,8 @@ TEST(HalfTest, F32ToBf16RoundsToNearestEven) {
       {0x00008000u, 0x0000},  // tie with zero: even
       {0x00018000u, 0x0002},  // subnormal tie, odd -> up
   };
-  for (const Case& c : cases) EXPECT_EQ(f32_to_bf16(bits_float(c.in)), c.want) << std::hex << c.in;
+  for (const Case& c : cases)
+    EXPECT_EQ(f32_to_bf16(bits_float(c.in)), c.want) << std::hex << c.in;
   // NaN stays NaN even when truncation would give inf (payload only in the low bits).
   for (uint32_t nan : {0x7f800001u, 0xff800001u, 0x7fc00000u, 0x7f80ffffu}) {
     uint16_t b = f32_to_bf16(bits_float(nan));

@@ -103,7 +103,9 @@ TEST(BindSymbolsTest, SymbolOnlyInAttributesNeedsGivenValue) {
 TEST(BindSymbolsTest, GivenValuesAreCheckedAgainstInputs) {
   Graph g = two_input_graph();
   std::vector<HostTensor> in = {HostTensor(DType::f32, {3, 4}), HostTensor(DType::f32, {4})};
-  EXPECT_THAT(user_error_of([&] { bind_symbols(g, in, {{"N", 2}}); }),
+  EXPECT_THAT(user_error_of([&] {
+                bind_symbols(g, in, {{"N", 2}});
+              }),
               HasSubstr("input 'x' dim 0 is 3 but the graph needs N = 2"));
   EXPECT_EQ(bind_symbols(g, in, {{"N", 3}}).at("D"), 4);
 }
@@ -172,7 +174,8 @@ TEST(InterpreterTest, SplitWithUnusedOutput) {
   std::vector<Tensor> parts = b.split(x, 0, {N, N});
   Tensor neg = b.unary(OpKind::Neg, parts[1]);
   Graph g = std::move(b).build({neg});
-  std::vector<HostTensor> out = run_reference(g, std::vector<HostTensor>{vec(DType::f32, {1, 2, 3, 4})}, {{"N", 2}});
+  std::vector<HostTensor> out =
+      run_reference(g, std::vector<HostTensor>{vec(DType::f32, {1, 2, 3, 4})}, {{"N", 2}});
   EXPECT_TRUE(same_tensor(out[0], vec(DType::f32, {-3, -4})));
 }
 
@@ -198,10 +201,12 @@ std::vector<int64_t> python_slice(int64_t n, int64_t start, int64_t end, int64_t
   std::vector<int64_t> out;
   if (step > 0) {
     int64_t i = norm(start, 0, n), stop = end == kSliceEnd ? n : norm(end, 0, n);
-    for (; i < stop; i += step) out.push_back(i);
+    for (; i < stop; i += step)
+      out.push_back(i);
   } else {
     int64_t i = norm(start, -1, n - 1), stop = end == kSliceEnd ? -1 : norm(end, -1, n - 1);
-    for (; i > stop; i += step) out.push_back(i);
+    for (; i > stop; i += step)
+      out.push_back(i);
   }
   return out;
 }
@@ -210,14 +215,17 @@ TEST(InterpreterTest, SliceMatchesPythonOnManyCases) {
   const std::vector<int64_t> bounds = {-9, -6, -5, -3, -1, 0, 1, 2, 4, 5, 7, kSliceEnd};
   for (int64_t n = 0; n <= 5; ++n) {
     std::vector<int64_t> values(n);
-    for (int64_t i = 0; i < n; ++i) values[i] = 10 * i;
+    for (int64_t i = 0; i < n; ++i)
+      values[i] = 10 * i;
     for (int64_t start : bounds) {
       if (start == kSliceEnd) continue;
       for (int64_t end : bounds) {
         for (int64_t step : {-3, -2, -1, 1, 2, 4}) {
           std::vector<int64_t> want;
-          for (int64_t i : python_slice(n, start, end, step)) want.push_back(10 * i);
-          SCOPED_TRACE(fmt::format("n={} [{}:{}:{}]", n, start, end == kSliceEnd ? "end" : std::to_string(end), step));
+          for (int64_t i : python_slice(n, start, end, step))
+            want.push_back(10 * i);
+          SCOPED_TRACE(fmt::format("n={} [{}:{}:{}]", n, start,
+                                   end == kSliceEnd ? "end" : std::to_string(end), step));
           std::vector<HostTensor> got = testing::run_single_op(
               OpKind::Slice, {ivec(DType::i64, values)}, SliceAttrs{{0}, {start}, {end}, {step}});
           EXPECT_TRUE(same_tensor(got[0], ivec(DType::i64, want)));
@@ -240,7 +248,8 @@ TEST(InterpreterTest, SymbolicGraphRunsAtSeveralSizes) {
       ASSERT_EQ(out.shape(), (std::vector<int64_t>{d}));
       for (int64_t j = 0; j < d; ++j) {
         double want = 0;
-        for (int64_t i = 0; i < n; ++i) want += in[0].get_f64(i * d + j) * in[1].get_f64(i);
+        for (int64_t i = 0; i < n; ++i)
+          want += in[0].get_f64(i * d + j) * in[1].get_f64(i);
         EXPECT_DOUBLE_EQ(out.get_f64(j), want);
       }
     }
@@ -271,13 +280,16 @@ void check_layernorm(DType dt, double tolerance) {
   double worst = 0;
   for (int64_t i = 0; i < n; ++i) {
     double mean = 0, var = 0;
-    for (int64_t j = 0; j < d; ++j) mean += in[0].get_f64(i * d + j);
+    for (int64_t j = 0; j < d; ++j)
+      mean += in[0].get_f64(i * d + j);
     mean /= d;
-    for (int64_t j = 0; j < d; ++j) var += std::pow(in[0].get_f64(i * d + j) - mean, 2);
+    for (int64_t j = 0; j < d; ++j)
+      var += std::pow(in[0].get_f64(i * d + j) - mean, 2);
     var /= d;
     for (int64_t j = 0; j < d; ++j) {
-      const double want = (in[0].get_f64(i * d + j) - mean) / std::sqrt(var + eps) *
-                              in[1].get_f64(j) + in[2].get_f64(j);
+      const double want =
+          (in[0].get_f64(i * d + j) - mean) / std::sqrt(var + eps) * in[1].get_f64(j) +
+          in[2].get_f64(j);
       worst = std::max(worst, std::fabs(y.get_f64(i * d + j) - want));
     }
   }
@@ -297,13 +309,16 @@ TEST(InterpreterTest, LayerNormF64IsTight) {
   HostTensor y = run_reference(g, in)[0];
   for (int64_t i = 0; i < 3; ++i) {
     double mean = 0, var = 0;
-    for (int64_t j = 0; j < 16; ++j) mean += in[0].get_f64(i * 16 + j);
+    for (int64_t j = 0; j < 16; ++j)
+      mean += in[0].get_f64(i * 16 + j);
     mean /= 16;
-    for (int64_t j = 0; j < 16; ++j) var += std::pow(in[0].get_f64(i * 16 + j) - mean, 2);
+    for (int64_t j = 0; j < 16; ++j)
+      var += std::pow(in[0].get_f64(i * 16 + j) - mean, 2);
     var /= 16;
     for (int64_t j = 0; j < 16; ++j) {
-      const double want = (in[0].get_f64(i * 16 + j) - mean) / std::sqrt(var + 1e-5) *
-                              in[1].get_f64(j) + in[2].get_f64(j);
+      const double want =
+          (in[0].get_f64(i * 16 + j) - mean) / std::sqrt(var + 1e-5) * in[1].get_f64(j) +
+          in[2].get_f64(j);
       EXPECT_NEAR(y.get_f64(i * 16 + j), want, 1e-13);
     }
   }

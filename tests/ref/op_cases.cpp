@@ -37,7 +37,8 @@ std::vector<HostTensor> run_single_op(OpKind op, const std::vector<HostTensor>& 
   size_t outputs = 1;
   if (const auto* split = std::get_if<SplitAttrs>(&attrs)) outputs = split->sizes.size();
   std::vector<std::string> names;
-  for (size_t i = 0; i < outputs; ++i) names.push_back(fmt::format("y{}", i));
+  for (size_t i = 0; i < outputs; ++i)
+    names.push_back(fmt::format("y{}", i));
   g.set_outputs(g.add_node(op, ids, attrs, names));
   return run_reference(g, inputs);
 }
@@ -47,8 +48,10 @@ namespace {
 std::string values_text(const HostTensor& t) {
   std::vector<std::string> parts;
   for (int64_t i = 0; i < t.numel() && i < 64; ++i) {
-    if (is_float(t.dtype())) parts.push_back(fmt::format("{}", t.get_f64(i)));
-    else parts.push_back(fmt::format("{}", t.get_i64(i)));
+    if (is_float(t.dtype()))
+      parts.push_back(fmt::format("{}", t.get_f64(i)));
+    else
+      parts.push_back(fmt::format("{}", t.get_i64(i)));
   }
   if (t.numel() > 64) parts.push_back("...");
   return fmt::format("{} {{{}}}", t.type_string(), fmt::join(parts, ", "));
@@ -75,10 +78,13 @@ double ulp_distance(double got, double want, DType dtype) {
     bool ok;
     if (is_float(got.dtype())) {
       const double g = got.get_f64(i), w = want.get_f64(i);
-      if (std::isnan(w) || std::isnan(g)) ok = std::isnan(w) && std::isnan(g);
-      else if (g == w) ok = g != 0 || std::signbit(g) == std::signbit(w);
-      else ok = ulps > 0 && (got.dtype() == DType::f32 || got.dtype() == DType::f64) &&
-                std::isfinite(w) && ulp_distance(g, w, got.dtype()) <= ulps;
+      if (std::isnan(w) || std::isnan(g))
+        ok = std::isnan(w) && std::isnan(g);
+      else if (g == w)
+        ok = g != 0 || std::signbit(g) == std::signbit(w);
+      else
+        ok = ulps > 0 && (got.dtype() == DType::f32 || got.dtype() == DType::f64) &&
+             std::isfinite(w) && ulp_distance(g, w, got.dtype()) <= ulps;
     } else {
       ok = got.get_i64(i) == want.get_i64(i);
     }
@@ -91,9 +97,10 @@ double ulp_distance(double got, double want, DType dtype) {
 
 std::vector<OpCase> all_cases() {
   std::vector<OpCase> all;
-  for (auto* part : {&unary_cases, &binary_cases, &other_elementwise_cases, &reduce_cases,
-                     &layout_cases})
-    for (OpCase& c : (*part)()) all.push_back(std::move(c));
+  for (auto* part :
+       {&unary_cases, &binary_cases, &other_elementwise_cases, &reduce_cases, &layout_cases})
+    for (OpCase& c : (*part)())
+      all.push_back(std::move(c));
   return all;
 }
 

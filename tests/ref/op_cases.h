@@ -45,8 +45,7 @@ std::vector<HostTensor> run_single_op(OpKind op, const std::vector<HostTensor>& 
 
 /// Same dtype and shape, and equal elements: NaN matches NaN, zeros must
 /// agree in sign, f32/f64 may differ by `ulps` units in the last place.
-::testing::AssertionResult same_tensor(const HostTensor& got, const HostTensor& want,
-                                       int ulps = 0);
+::testing::AssertionResult same_tensor(const HostTensor& got, const HostTensor& want, int ulps = 0);
 
 std::vector<OpCase> unary_cases();
 std::vector<OpCase> binary_cases();

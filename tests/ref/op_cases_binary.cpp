@@ -17,8 +17,12 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 OpCase make(OpKind op, DType dtype, const std::string& tag, HostTensor a, HostTensor b,
             HostTensor want, int ulps = 0) {
-  return OpCase{fmt::format("{}_{}_{}", op_name(op), dtype_name(dtype), tag), op, NoAttrs{},
-                {std::move(a), std::move(b)}, {std::move(want)}, ulps};
+  return OpCase{fmt::format("{}_{}_{}", op_name(op), dtype_name(dtype), tag),
+                op,
+                NoAttrs{},
+                {std::move(a), std::move(b)},
+                {std::move(want)},
+                ulps};
 }
 
 /// Rank-1 operands of equal length, every float dtype.
@@ -82,7 +86,8 @@ void compare_cases(std::vector<OpCase>& c) {
   }
   // Broadcast compare: [2, 1] vs [3].
   c.push_back(make(Lt, DType::i32, "broadcast", itensor(DType::i32, {2, 1}, {1, 5}),
-                   ivec(DType::i32, {0, 2, 6}), itensor(DType::boolean, {2, 3}, {0, 1, 1, 0, 0, 1})));
+                   ivec(DType::i32, {0, 2, 6}),
+                   itensor(DType::boolean, {2, 3}, {0, 1, 1, 0, 0, 1})));
 }
 
 }  // namespace
@@ -99,13 +104,15 @@ std::vector<OpCase> binary_cases() {
   // Rank-0 operand broadcasts against a 3-d one.
   c.push_back(make(Add, D::f32, "scalar_3d", tensor(D::f32, {2, 1, 2}, {1, 2, 3, 4}),
                    tensor(D::f32, {}, {10}), tensor(D::f32, {2, 1, 2}, {11, 12, 13, 14})));
-  float_case(c, Add, "special", {kInf, kInf, -0.0, 0}, {-kInf, 1, -0.0, -0.0}, {kNan, kInf, -0.0, 0});
+  float_case(c, Add, "special", {kInf, kInf, -0.0, 0}, {-kInf, 1, -0.0, -0.0},
+             {kNan, kInf, -0.0, 0});
   // Rounded to the storage type after the op: ties go to even.
-  c.push_back(make(Add, D::f16, "tie_even", vec(D::f16, {2048, 2048, 1}), vec(D::f16, {1, 3, 0x1p-11}),
-                   vec(D::f16, {2048, 2052, 1})));
+  c.push_back(make(Add, D::f16, "tie_even", vec(D::f16, {2048, 2048, 1}),
+                   vec(D::f16, {1, 3, 0x1p-11}), vec(D::f16, {2048, 2052, 1})));
   c.push_back(make(Add, D::bf16, "tie_even", vec(D::bf16, {256, 256}), vec(D::bf16, {1, 3}),
                    vec(D::bf16, {256, 260})));
-  c.push_back(make(Add, D::f16, "overflow", vec(D::f16, {65504}), vec(D::f16, {16}), vec(D::f16, {kInf})));
+  c.push_back(
+      make(Add, D::f16, "overflow", vec(D::f16, {65504}), vec(D::f16, {16}), vec(D::f16, {kInf})));
   int_case(c, Add, D::i8, "wrap", {100, -100, 1}, {100, -100, 2}, {-56, 56, 3});
   int_case(c, Add, D::u8, "wrap", {200, 1}, {100, 2}, {44, 3});
   int_case(c, Add, D::i32, "wrap", {INT32_MAX, -5}, {1, 2}, {INT32_MIN, -3});
@@ -121,15 +128,18 @@ std::vector<OpCase> binary_cases() {
   int_case(c, Mul, D::i8, "wrap", {16, 100, -128}, {16, 3, -1}, {0, 44, -128});
   int_case(c, Mul, D::u8, "wrap", {16, 15}, {17, 17}, {16, 255});
   int_case(c, Mul, D::i32, "wrap", {65536, 65537}, {65536, 65537}, {0, 131073});
-  int_case(c, Mul, D::i64, "wrap", {INT64_MIN, int64_t{1} << 62, 3037000500},
-           {-1, 4, 3037000500}, {INT64_MIN, 0, -9223372036709301616});
+  int_case(c, Mul, D::i64, "wrap", {INT64_MIN, int64_t{1} << 62, 3037000500}, {-1, 4, 3037000500},
+           {INT64_MIN, 0, -9223372036709301616});
 
-  float_case(c, Div, "values", {1, -1, 0, 1, 3, kInf}, {0, 0, 0, -0.0, 4, kInf}, {kInf, -kInf, kNan, -kInf, 0.75, kNan});
+  float_case(c, Div, "values", {1, -1, 0, 1, 3, kInf}, {0, 0, 0, -0.0, 4, kInf},
+             {kInf, -kInf, kNan, -kInf, 0.75, kNan});
   // Truncation toward zero; x / 0 == 0; MIN / -1 wraps.
-  int_case(c, Div, D::i8, "trunc_zero", {7, -7, 7, -7, 5, -128}, {2, 2, -2, -2, 0, -1}, {3, -3, -3, 3, 0, -128});
+  int_case(c, Div, D::i8, "trunc_zero", {7, -7, 7, -7, 5, -128, 7}, {2, 2, -2, -2, 0, -1, -1},
+           {3, -3, -3, 3, 0, -128, -7});
   int_case(c, Div, D::u8, "trunc_zero", {7, 200, 5}, {2, 3, 0}, {3, 66, 0});
   int_case(c, Div, D::i32, "trunc_zero", {INT32_MIN, -7, 9}, {-1, 0, -4}, {INT32_MIN, 0, -2});
-  int_case(c, Div, D::i64, "trunc_zero", {INT64_MIN, 9, INT64_MIN}, {-1, 2, 0}, {INT64_MIN, 4, 0});
+  int_case(c, Div, D::i64, "trunc_zero", {INT64_MIN, 9, INT64_MIN, INT64_MAX}, {-1, 2, 0, -1},
+           {INT64_MIN, 4, 0, -INT64_MAX});
 
   float_case(c, Pow, "values", {2, 4, -2, 0, 2, -2, 1, kNan}, {3, 0.5, 3, 0, -1, 0.5, kNan, 0},
              {8, 2, -8, 1, 0.5, kNan, 1, 1}, 1);
@@ -138,11 +148,14 @@ std::vector<OpCase> binary_cases() {
            {-128, 81, -8, 0, 1, -1, 1, 1});
   int_case(c, Pow, D::u8, "wrap", {2, 3}, {8, 5}, {0, 243});
   int_case(c, Pow, D::i32, "wrap", {2, 3}, {31, 21}, {INT32_MIN, 1870418611});
-  int_case(c, Pow, D::i64, "wrap", {2, 2, 3, 7}, {63, 64, 40, -1}, {INT64_MIN, 0, -6289078614652622815, 0});
+  int_case(c, Pow, D::i64, "wrap", {2, 2, 3, 7}, {63, 64, 40, -1},
+           {INT64_MIN, 0, -6289078614652622815, 0});
 
   // NaN propagates from either side.
-  float_case(c, Max, "nan", {1, kNan, 2, -3, kInf}, {2, 1, kNan, -4, -kInf}, {2, kNan, kNan, -3, kInf});
-  float_case(c, Min, "nan", {1, kNan, 2, -3, kInf}, {2, 1, kNan, -4, -kInf}, {1, kNan, kNan, -4, -kInf});
+  float_case(c, Max, "nan", {1, kNan, 2, -3, kInf}, {2, 1, kNan, -4, -kInf},
+             {2, kNan, kNan, -3, kInf});
+  float_case(c, Min, "nan", {1, kNan, 2, -3, kInf}, {2, 1, kNan, -4, -kInf},
+             {1, kNan, kNan, -4, -kInf});
   for (DType dt : kIntTypes) {
     const Limits l = limits(dt);
     int_case(c, Max, dt, "limits", {l.lo, l.hi, 3}, {l.hi, l.lo, 5}, {l.hi, l.hi, 5});
@@ -151,17 +164,23 @@ std::vector<OpCase> binary_cases() {
 
   // Floor-mod: the result has the divisor's sign; a zero result too.
   float_case(c, Mod, "signs", {5, -5, 5, -5, 4, -4, 4, 5.5, 1, kInf, 5},
-             {3, 3, -3, -3, 2, 2, -2, 2, 0, 2, kInf}, {2, 1, -1, -2, 0, 0, -0.0, 1.5, kNan, kNan, 5});
-  c.push_back(make(Mod, D::f32, "neg_by_inf", vec(D::f32, {-5}), vec(D::f32, {kInf}), vec(D::f32, {kInf})));
-  int_case(c, Mod, D::i8, "floor", {5, -5, 5, -5, 7, -128, -128}, {3, 3, -3, -3, 0, -1, 3}, {2, 1, -1, -2, 0, 0, 1});
+             {3, 3, -3, -3, 2, 2, -2, 2, 0, 2, kInf},
+             {2, 1, -1, -2, 0, 0, -0.0, 1.5, kNan, kNan, 5});
+  c.push_back(
+      make(Mod, D::f32, "neg_by_inf", vec(D::f32, {-5}), vec(D::f32, {kInf}), vec(D::f32, {kInf})));
+  int_case(c, Mod, D::i8, "floor", {5, -5, 5, -5, 7, -128, -128}, {3, 3, -3, -3, 0, -1, 3},
+           {2, 1, -1, -2, 0, 0, 1});
   int_case(c, Mod, D::u8, "floor", {200, 7, 5}, {7, 0, 255}, {4, 0, 5});
   int_case(c, Mod, D::i32, "floor", {INT32_MIN, -7, 7}, {-1, 4, -4}, {0, 1, -1});
   int_case(c, Mod, D::i64, "floor", {INT64_MIN, INT64_MIN, 7, 9}, {-1, 3, -2, 0}, {0, 1, -1, 0});
 
   const std::vector<int64_t> a = {0, 0, 1, 1}, b = {0, 1, 0, 1};
-  c.push_back(make(And, D::boolean, "truth", ivec(D::boolean, a), ivec(D::boolean, b), ivec(D::boolean, {0, 0, 0, 1})));
-  c.push_back(make(Or, D::boolean, "truth", ivec(D::boolean, a), ivec(D::boolean, b), ivec(D::boolean, {0, 1, 1, 1})));
-  c.push_back(make(Xor, D::boolean, "truth", ivec(D::boolean, a), ivec(D::boolean, b), ivec(D::boolean, {0, 1, 1, 0})));
+  c.push_back(make(And, D::boolean, "truth", ivec(D::boolean, a), ivec(D::boolean, b),
+                   ivec(D::boolean, {0, 0, 0, 1})));
+  c.push_back(make(Or, D::boolean, "truth", ivec(D::boolean, a), ivec(D::boolean, b),
+                   ivec(D::boolean, {0, 1, 1, 1})));
+  c.push_back(make(Xor, D::boolean, "truth", ivec(D::boolean, a), ivec(D::boolean, b),
+                   ivec(D::boolean, {0, 1, 1, 0})));
   c.push_back(make(And, D::boolean, "broadcast", itensor(D::boolean, {2, 1}, {0, 1}),
                    itensor(D::boolean, {1, 2}, {1, 0}), itensor(D::boolean, {2, 2}, {0, 0, 1, 0})));
 

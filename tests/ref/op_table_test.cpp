@@ -10,12 +10,12 @@
 #include "ref/op_cases.h"
 
 namespace autofuse::testing {
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 // Names the case in gtest output instead of dumping its bytes.
-void PrintTo(const OpCase& c, std::ostream* os) { *os << c.label; }
+void PrintTo(const OpCase& c, std::ostream* os) {
+  *os << c.label;
+}
 
 namespace {
 
@@ -36,7 +36,8 @@ INSTANTIATE_TEST_SUITE_P(Ref, OpTableTest, ::testing::ValuesIn(all_cases()),
 
 TEST(OpTableCoverageTest, EveryOpHasACase) {
   std::set<OpKind> covered;
-  for (const OpCase& c : all_cases()) covered.insert(c.op);
+  for (const OpCase& c : all_cases())
+    covered.insert(c.op);
   for (OpKind op : all_ops())
     EXPECT_TRUE(covered.contains(op)) << "no reference case for op " << op_name(op);
 }
@@ -78,7 +79,8 @@ TEST(OpTableCoverageTest, EveryElementwiseOpHasEveryDTypeItAccepts) {
 
 TEST(OpTableCoverageTest, LabelsAreUnique) {
   std::set<std::string> seen;
-  for (const OpCase& c : all_cases()) EXPECT_TRUE(seen.insert(c.label).second) << c.label;
+  for (const OpCase& c : all_cases())
+    EXPECT_TRUE(seen.insert(c.label).second) << c.label;
 }
 
 TEST(OpTableCoverageTest, CastCoversEveryDTypePair) {

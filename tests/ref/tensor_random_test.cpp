@@ -25,7 +25,8 @@ TEST(HostTensorTest, ZeroFilledWithShapeAndTypeString) {
   EXPECT_EQ(t.nbytes(), 12u);
   EXPECT_EQ(t.rank(), 2);
   EXPECT_EQ(t.type_string(), "f16[2, 3]");
-  for (int64_t i = 0; i < 6; ++i) EXPECT_EQ(t.data_as<uint16_t>()[i], 0);
+  for (int64_t i = 0; i < 6; ++i)
+    EXPECT_EQ(t.data_as<uint16_t>()[i], 0);
   HostTensor s(DType::boolean, {});
   EXPECT_EQ(s.numel(), 1);
   EXPECT_EQ(s.type_string(), "bool[]");

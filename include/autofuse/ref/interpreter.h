@@ -4,6 +4,13 @@
 // Floats: f32 computed in f32, f64 in f64, f16/bf16 computed in f32 and
 // rounded to the storage type after every op. Integers wrap like the C++
 // type of their dtype (computed in int64 and truncated).
+// On purpose more accurate than the kernels it checks: float reduce_sum,
+// reduce_mean, reduce_prod and matmul accumulate in double (in row-major
+// order) and round to the storage type once; every conversion (cast,
+// constants, iota) rounds once, to nearest even (f64 -> f16 never goes
+// through a rounded f32). Defined where C++ is not: cast float -> int
+// truncates toward zero, saturates out-of-range values to the target type and
+// maps NaN to 0; integer x/0 and x mod 0 are 0 and INT_MIN / -1 wraps.
 #pragma once
 
 #include <span>

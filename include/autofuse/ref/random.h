@@ -15,9 +15,12 @@ namespace autofuse {
 std::vector<int64_t> concrete_shape(const Shape& shape, const sym::Binding& binding);
 
 /// One random tensor per graph input, deterministic for (graph, binding,
-/// seed). Floats uniform in [-1, 1); integers in [-8, 8]; bools fair coins.
-/// An integer input used as gather indices gets values valid for every
-/// gather that reads it, so the reference run is well defined.
+/// seed). Floats uniform in [-1, 1) (f16/bf16: rounded toward zero, so still
+/// inside); integers in [-8, 8] (u8: [0, 8]); bools fair coins. Values come
+/// from splitmix64 bits, identical on every platform. An integer input used
+/// directly as gather indices gets values in [-size, size) for the smallest
+/// gathered axis size over the gathers that read it (so the reference run
+/// is well defined).
 std::vector<HostTensor> random_inputs(const Graph& graph, const sym::Binding& binding,
                                       uint64_t seed);
 

@@ -36,8 +36,9 @@ class HostTensor {
   /// Element i (flat index) as a double (f16/bf16 widened exactly; i64
   /// beyond 2^53 rounds). For tests, summaries and error metrics.
   double get_f64(int64_t i) const;
-  /// Stores `v` converted to the dtype (float: rounded to nearest even;
-  /// integers: truncated toward zero then wrapped; bool: v != 0).
+  /// Stores `v` converted to the dtype (float: rounded once to nearest even;
+  /// integers: truncated toward zero, clamped to int64, then wrapped, NaN ->
+  /// 0; bool: v != 0).
   void set_f64(int64_t i, double v);
   /// Element i of an integer/bool tensor as int64 (exact).
   int64_t get_i64(int64_t i) const;
