@@ -9,11 +9,19 @@
 // on the reduced axes; Broadcast is explicit (repeats 1 -> axis size) where a
 // repeat-1 tensor meets a full one, as in AutoFuse's HintGraph.
 //
+// Data and Output carry the repeats of their buffer (equal to those of the
+// Load/Store that uses them). A Reduce reduces its input over the reduced
+// axes along which the input varies (an input repeat of 1 on a reduced axis
+// is one element: reducing a value that does not vary there is the value).
+// Fields a kind does not use keep their defaults (strides empty, offset 0,
+// arg_index -1, axis -1); verify() checks it.
+//
 // Values flow in the compute type of their dtype: f32, f16 and bf16 compute
 // in f32, f64 in f64, integers in their own type, bool as bool. Loads convert
 // from the storage dtype, Stores convert to it.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,15 +30,15 @@
 
 namespace autofuse::ascir {
 
-#define AUTOFUSE_ASC_KINDS(X)                                                     \
-  X(Data)      /* a kernel input buffer: arg_index */                             \
-  X(Load)      /* read a Data through view (strides, offset) */                   \
-  X(Scalar)    /* compile-time constant: scalar, in dtype */                      \
-  X(Index)     /* iota: the loop index along `axis`, in dtype */                  \
-  X(Compute)   /* elementwise op (unary, binary, compare, logical, where) */      \
-  X(Cast)      /* convert to dtype */                                             \
-  X(Broadcast) /* stretch repeat-1 axes of the input to this node's repeats */    \
-  X(Reduce)    /* op = ReduceSum/Mean/Max/Min/Prod over the reduced axes */       \
+#define AUTOFUSE_ASC_KINDS(X)                                                    \
+  X(Data)      /* a kernel input buffer: arg_index */                            \
+  X(Load)      /* read a Data through view (strides, offset) */                  \
+  X(Scalar)    /* compile-time constant: scalar, in dtype */                     \
+  X(Index)     /* iota: the loop index along `axis`, in dtype */                 \
+  X(Compute)   /* elementwise op (unary, binary, compare, logical, where) */     \
+  X(Cast)      /* convert to dtype */                                            \
+  X(Broadcast) /* stretch repeat-1 axes of the input to this node's repeats */   \
+  X(Reduce)    /* op = ReduceSum/Mean/Max/Min/Prod over the reduced axes */      \
   X(Store)     /* write the input to an Output through view (strides, offset) */ \
   X(Output)    /* a kernel output buffer: arg_index; input = its Store */
 
@@ -40,6 +48,12 @@ enum class AscKind : uint8_t {
 #undef AUTOFUSE_ASC_ENUM
 };
 std::string_view asc_kind_name(AscKind kind);
+/// The kind whose asc_kind_name() is `name` (case-sensitive); nullopt if none.
+std::optional<AscKind> asc_kind_from_name(std::string_view name);
+
+/// The type a value of storage dtype `storage` is computed in: f32 for
+/// f32/f16/bf16, the dtype itself otherwise.
+DType compute_dtype(DType storage);
 
 struct Axis {
   std::string name;  ///< "z0", "z1", ... (merged axes keep the outer name)
@@ -75,6 +89,8 @@ struct AscGraph {
 
   const AscNode& node(int id) const { return nodes.at(static_cast<size_t>(id)); }
   int num_axes() const { return static_cast<int>(axes.size()); }
+  /// Per node id, the ids of the nodes that read it (ascending).
+  std::vector<std::vector<int>> users() const;
   /// Symbols used by axis sizes, strides and offsets, sorted.
   std::vector<std::string> symbols() const;
 };

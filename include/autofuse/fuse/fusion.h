@@ -8,6 +8,10 @@
 // consumers (LayerNorm, RMSNorm, Softmax become one kernel each). A region
 // must have one loop-axis mapping (see loop_axes.h); every reduction in it
 // reduces the same loop axes; merging never creates a cycle between regions.
+// Every output of a Kernel region spans all of its non-reduced loop axes (it
+// may have extent 1 only along reduced axes, like a reduction result), so no
+// value is stored by several iterations. Nodes whose results reach no graph
+// output get no region.
 // Data movement ops (transpose, slice, concat, split, gather) are single-op
 // regions run by the runtime's library implementations until the issue
 // "Fusion coverage" fuses them; reshape is a view (no kernel, no copy);
@@ -30,7 +34,7 @@ namespace autofuse::fuse {
 /// (`;`- or space-separated; `--disable=all` disables fusion: one kernel per op).
 struct FusionConfig {
   bool enabled = true;          ///< false: every op its own region (the unfused path)
-  int max_fusion_size = 64;     ///< most graph nodes in one region
+  int max_fusion_size = 64;     ///< most graph nodes in one region (splat constants not counted)
   bool fuse_reductions = true;  ///< --disable=reduce
   bool fuse_broadcasts = true;  ///< --disable=broadcast (broadcast_to and implicit broadcasting)
   bool log_refusals = false;    ///< record every refused merge with its reason
@@ -54,9 +58,12 @@ struct Region {
   int id = 0;
   RegionKind kind = RegionKind::Kernel;
   std::string name;              ///< "asc_backend_3", "library_matmul_5", "view_2"
-  std::vector<NodeId> nodes;     ///< in topological order
+  std::vector<NodeId> nodes;     ///< in topological order; a Kernel region holds its own copy
+                                 ///< of each splat constant it reads (a constant node may be
+                                 ///< in several regions; it is never a kernel input or output)
   std::vector<ValueId> inputs;   ///< values read from outside the region (graph order, unique)
-  std::vector<ValueId> outputs;  ///< values used outside the region or graph outputs
+  std::vector<ValueId> outputs;  ///< values used outside the region or graph outputs (graph
+                                 ///< order); a Library region lists every output of its op
   LoopAxes loop_axes;            ///< Kernel regions only
 };
 

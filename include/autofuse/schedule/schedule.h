@@ -32,21 +32,30 @@ struct ScheduledKernel {
   /// Reduction only, per node id: for nodes that vary along a reduced axis,
   /// the first pass that can compute them (0-based); for row nodes, the
   /// number of passes that must finish before them (0 = before the first
-  /// pass). Data/Output nodes: 0.
+  /// pass). A Reduce (a row node by its repeats) holds the pass that
+  /// computes it: its result is usable from pass node_pass + 1 on. Data and
+  /// Output nodes: 0. Elementwise: all 0.
   std::vector<int> node_pass;
-  std::vector<bool> is_row_node;  ///< Reduction only, per node id
-  int num_passes = 0;             ///< Reduction only
+  std::vector<bool> is_row_node;  ///< Reduction only (else all false), per node id:
+                                  ///< repeats 1 on every reduced axis
+  int num_passes = 0;             ///< Reduction only (>= 1); Elementwise: 0
 };
 
 /// Merges adjacent loop axes wherever every node's view allows it (same
 /// reduced-ness; for each node both axes full with stride[a] ==
-/// stride[b] * size[b], or both repeat 1). Returns true if it merged.
+/// stride[b] * size[b], or both repeat 1; an axis of literal size 1 merges
+/// with either neighbor). The merged axis keeps the outer name; Index nodes
+/// move with their axis. Returns true if it merged.
 bool merge_axes(ascir::AscGraph& graph);
 
 /// Chooses the template and assigns passes. Runs merge_axes first.
 ScheduledKernel schedule_kernel(ascir::AscGraph graph);
 
-/// Text form for dumps: the AscGraph plus template, axes split and passes.
+/// Text form for dumps: the AscGraph plus template, axes split and passes:
+///   schedule reduction outer[z0] inner[z1] passes 3
+///     %4 mean: reduce 0        (Reduce computed in pass 0)
+///     %9 var_eps: row 2        (row node, after 2 passes)
+///     %12 xn: pass 2           (first pass computing it)
 std::string print_schedule(const ScheduledKernel& kernel);
 
 }  // namespace autofuse::schedule

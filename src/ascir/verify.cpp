@@ -1,0 +1,230 @@
+// The AscGraph verifier: every invariant the passes and codegen rely on.
+#include <algorithm>
+#include <set>
+#include <string>
+
+#include "autofuse/ascir/asc_graph.h"
+
+namespace autofuse::ascir {
+
+namespace {
+
+const sym::Expr kOne(1);
+
+bool is_buffer(AscKind kind) {
+  return kind == AscKind::Data || kind == AscKind::Output || kind == AscKind::Store;
+}
+
+// Expected input count per kind (Compute: by the op's arity).
+int expected_arity(const AscNode& n) {
+  switch (n.kind) {
+    case AscKind::Data:
+    case AscKind::Scalar:
+    case AscKind::Index:
+      return 0;
+    case AscKind::Compute:
+      return op_info(n.op).min_inputs;
+    default:
+      return 1;
+  }
+}
+
+class Verifier {
+ public:
+  explicit Verifier(const AscGraph& g) : g_(g) {}
+
+  void run() {
+    std::set<std::string> axis_names;
+    for (const Axis& axis : g_.axes)
+      AF_CHECK(!axis.name.empty() && axis_names.insert(axis.name).second, "bad axis name '{}'",
+               axis.name);
+    for (size_t i = 0; i < g_.nodes.size(); ++i)
+      check_node(g_.nodes[i], static_cast<int>(i));
+    check_dense(AscKind::Data, g_.inputs.size());
+    check_dense(AscKind::Output, g_.outputs.size());
+    // Every Store writes exactly one Output, and nothing else reads it.
+    const auto users = g_.users();
+    for (const AscNode& n : g_.nodes)
+      if (n.kind == AscKind::Store)
+        AF_CHECK(users[static_cast<size_t>(n.id)].size() == 1, "store {} has {} readers", n.name,
+                 users[static_cast<size_t>(n.id)].size());
+  }
+
+ private:
+  const AscNode& in(const AscNode& n, size_t i) const { return g_.node(n.inputs.at(i)); }
+
+  void check_node(const AscNode& n, int index) {
+    AF_CHECK(n.id == index, "node at index {} has id {}", index, n.id);
+    AF_CHECK(!n.name.empty(), "node {} has no name", n.id);
+    AF_CHECK(names_.insert(n.name).second, "duplicate node name '{}'", n.name);
+    AF_CHECK(static_cast<int>(n.inputs.size()) == expected_arity(n),
+             "node {} ({}) has {} inputs, expected {}", n.name, asc_kind_name(n.kind),
+             n.inputs.size(), expected_arity(n));
+    for (int input : n.inputs) {
+      AF_CHECK(input >= 0 && input < n.id, "node {} reads {}: not an earlier node", n.name, input);
+      const AscKind k = g_.node(input).kind;
+      if (n.kind == AscKind::Load) {
+        AF_CHECK(k == AscKind::Data, "load {} reads a {}, not a Data", n.name, asc_kind_name(k));
+      } else if (n.kind == AscKind::Output) {
+        AF_CHECK(k == AscKind::Store, "output {} reads a {}, not a Store", n.name,
+                 asc_kind_name(k));
+      } else {
+        AF_CHECK(!is_buffer(k), "node {} reads buffer node {}", n.name, g_.node(input).name);
+      }
+    }
+    check_view(n);
+    check_fields(n);
+    check_semantics(n);
+  }
+
+  void check_view(const AscNode& n) {
+    const size_t rank = g_.axes.size();
+    AF_CHECK(n.view.repeats.size() == rank, "node {} has {} repeats for {} axes", n.name,
+             n.view.repeats.size(), rank);
+    for (size_t a = 0; a < rank; ++a) {
+      const sym::Expr& r = n.view.repeats[a];
+      AF_CHECK(r == kOne || r == g_.axes[a].size,
+               "node {}: repeat {} on axis {} is neither 1 nor the axis size {}", n.name,
+               r.to_string(), g_.axes[a].name, g_.axes[a].size.to_string());
+    }
+    const bool strided = n.kind == AscKind::Load || n.kind == AscKind::Store;
+    if (!strided) {
+      AF_CHECK(n.view.strides.empty(), "node {} ({}) has strides", n.name, asc_kind_name(n.kind));
+      AF_CHECK(n.view.offset == sym::Expr(0), "node {} ({}) has an offset", n.name,
+               asc_kind_name(n.kind));
+      return;
+    }
+    AF_CHECK(n.view.strides.size() == rank, "node {} has {} strides for {} axes", n.name,
+             n.view.strides.size(), rank);
+    for (size_t a = 0; a < rank; ++a)
+      AF_CHECK(n.view.repeats[a] != kOne || n.view.strides[a] == sym::Expr(0),
+               "node {}: stride {} on repeat-1 axis {}", n.name, n.view.strides[a].to_string(),
+               g_.axes[a].name);
+  }
+
+  // Fields that only some kinds use hold their defaults elsewhere, so the
+  // text form (which prints them by kind) loses nothing.
+  void check_fields(const AscNode& n) {
+    const bool has_arg = n.kind == AscKind::Data || n.kind == AscKind::Output;
+    AF_CHECK(has_arg == (n.arg_index >= 0), "node {} ({}): arg_index {}", n.name,
+             asc_kind_name(n.kind), n.arg_index);
+    const bool has_axis = n.kind == AscKind::Index;
+    AF_CHECK(has_axis == (n.axis >= 0), "node {} ({}): axis {}", n.name, asc_kind_name(n.kind),
+             n.axis);
+    if (has_axis) AF_CHECK(n.axis < g_.num_axes(), "index {} on axis {}", n.name, n.axis);
+  }
+
+  void same_repeats(const AscNode& n, const AscNode& input) {
+    AF_CHECK(n.view.repeats == input.view.repeats, "node {}: repeats differ from input {}", n.name,
+             input.name);
+  }
+
+  void same_compute_type(const AscNode& n, const AscNode& input) {
+    AF_CHECK(compute_dtype(n.dtype) == compute_dtype(input.dtype),
+             "node {} ({}) reads {} ({}) of another compute type", n.name, dtype_name(n.dtype),
+             input.name, dtype_name(input.dtype));
+  }
+
+  void check_semantics(const AscNode& n) {
+    const auto& reps = n.view.repeats;
+    switch (n.kind) {
+      case AscKind::Data:
+        break;
+      case AscKind::Cast:
+        same_repeats(n, in(n, 0));
+        break;
+      case AscKind::Load:
+      case AscKind::Output:
+        same_repeats(n, in(n, 0));
+        AF_CHECK(n.dtype == in(n, 0).dtype, "node {} and its buffer {} differ in dtype", n.name,
+                 in(n, 0).name);
+        break;
+      case AscKind::Store:
+        same_repeats(n, in(n, 0));
+        same_compute_type(n, in(n, 0));
+        break;
+      case AscKind::Scalar:
+        for (const sym::Expr& r : reps)
+          AF_CHECK(r == kOne, "scalar {} varies", n.name);
+        break;
+      case AscKind::Index:
+        for (int a = 0; a < g_.num_axes(); ++a) {
+          const sym::Expr want = a == n.axis ? g_.axes[static_cast<size_t>(a)].size : kOne;
+          AF_CHECK(reps[static_cast<size_t>(a)] == want, "index {}: bad repeat on axis {}", n.name,
+                   a);
+        }
+        break;
+      case AscKind::Broadcast: {
+        const AscNode& x = in(n, 0);
+        same_compute_type(n, x);
+        for (size_t a = 0; a < reps.size(); ++a)
+          AF_CHECK(x.view.repeats[a] == reps[a] || x.view.repeats[a] == kOne,
+                   "broadcast {} shrinks axis {}", n.name, g_.axes[a].name);
+        break;
+      }
+      case AscKind::Reduce: {
+        const AscNode& x = in(n, 0);
+        AF_CHECK(op_info(n.op).op_class == OpClass::Reduce, "reduce {} has op {}", n.name,
+                 op_name(n.op));
+        AF_CHECK(
+            std::any_of(g_.axes.begin(), g_.axes.end(), [](const Axis& a) { return a.reduced; }),
+            "reduce {} in a graph without reduced axes", n.name);
+        same_compute_type(n, x);
+        for (size_t a = 0; a < reps.size(); ++a) {
+          const sym::Expr want = g_.axes[a].reduced ? kOne : x.view.repeats[a];
+          AF_CHECK(reps[a] == want, "reduce {}: bad repeat on axis {}", n.name, g_.axes[a].name);
+        }
+        break;
+      }
+      case AscKind::Compute:
+        check_compute(n);
+        break;
+    }
+  }
+
+  void check_compute(const AscNode& n) {
+    const OpInfo& info = op_info(n.op);
+    AF_CHECK(info.op_class == OpClass::Unary || info.op_class == OpClass::Binary ||
+                 info.op_class == OpClass::Where,
+             "compute {} has non-elementwise op {}", n.name, info.name);
+    for (size_t i = 0; i < n.inputs.size(); ++i)
+      same_repeats(n, in(n, i));
+    const DType out = compute_dtype(n.dtype);
+    if (info.op_class == OpClass::Where) {
+      AF_CHECK(in(n, 0).dtype == DType::boolean, "where {}: condition is not bool", n.name);
+      same_compute_type(n, in(n, 1));
+      same_compute_type(n, in(n, 2));
+      return;
+    }
+    const DType x = compute_dtype(in(n, 0).dtype);
+    if (info.op_class == OpClass::Binary)
+      AF_CHECK(compute_dtype(in(n, 1).dtype) == x, "compute {}: operand types differ", n.name);
+    const bool to_bool =
+        info.dtype_rule == DTypeRule::AnyToBool || info.dtype_rule == DTypeRule::FloatToBool;
+    AF_CHECK(to_bool ? out == DType::boolean : out == x, "compute {} ({}): result type {}", n.name,
+             info.name, dtype_name(n.dtype));
+  }
+
+  void check_dense(AscKind kind, size_t count) {
+    std::vector<int> seen(count, 0);
+    for (const AscNode& n : g_.nodes) {
+      if (n.kind != kind) continue;
+      AF_CHECK(n.arg_index >= 0 && static_cast<size_t>(n.arg_index) < count,
+               "{} {} has arg_index {} of {}", asc_kind_name(kind), n.name, n.arg_index, count);
+      ++seen[static_cast<size_t>(n.arg_index)];
+    }
+    for (size_t i = 0; i < count; ++i)
+      AF_CHECK(seen[i] == 1, "{} arg {} appears {} times", asc_kind_name(kind), i, seen[i]);
+  }
+
+  const AscGraph& g_;
+  std::set<std::string> names_;
+};
+
+}  // namespace
+
+void verify(const AscGraph& graph) {
+  Verifier(graph).run();
+}
+
+}  // namespace autofuse::ascir

@@ -1,0 +1,36 @@
+// The state of partitioning between the greedy merge (partition.cpp) and
+// building the FusedGraph (regions.cpp).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "autofuse/fuse/fusion.h"
+
+namespace autofuse::fuse::detail {
+
+/// A region while merging: its kind and its member nodes (sorted), without
+/// the splat constants it will read (those are added per kernel at the end).
+struct WorkRegion {
+  RegionKind kind = RegionKind::Kernel;
+  std::vector<NodeId> nodes;
+  bool alive = true;  ///< false once merged into another region
+};
+
+struct Grouping {
+  std::vector<WorkRegion> regions;
+  std::vector<int> region_of;  ///< per node; -1 for splat constants and dead nodes
+  std::vector<bool> live;      ///< per node: contributes to a graph output
+  std::vector<std::string> refusals;
+};
+
+/// Live consumer nodes of every value (each consumer once, ascending).
+std::vector<std::vector<NodeId>> live_consumers(const Graph& graph, const std::vector<bool>& live);
+
+/// Builds the final regions: splat constants duplicated into the kernels
+/// that read them (and a Constant region where something else needs one),
+/// inputs and outputs, a dependency order, names and loop axes.
+FusedGraph build_fused_graph(std::shared_ptr<const Graph> graph, Grouping grouping);
+
+}  // namespace autofuse::fuse::detail

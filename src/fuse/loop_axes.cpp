@@ -1,0 +1,334 @@
+// map_loop_axes: one iteration space for a set of nodes (see loop_axes.h).
+//
+// Every (value, dim) pair is an element of a union-find; ops tie pairs that
+// walk the same loop. The classes become loop axes, which are then checked
+// (one dim per value and axis, equal sizes, common reduced axes) and ordered
+// so that every value keeps its row-major dim order.
+#include "autofuse/fuse/loop_axes.h"
+
+#include <algorithm>
+#include <numeric>
+#include <set>
+#include <utility>
+#include <variant>
+
+#include <fmt/format.h>
+
+#include "fuse/axis_order.h"
+
+namespace autofuse::fuse {
+
+std::string LoopAxes::to_string() const {
+  std::vector<std::string> names;
+  std::vector<int> reduced_axes;
+  for (int i = 0; i < num_axes(); ++i) {
+    names.push_back(sizes[i].to_string());
+    if (reduced[i]) reduced_axes.push_back(i);
+  }
+  std::string text = fmt::format("[{}]", fmt::join(names, ", "));
+  if (!reduced_axes.empty()) text += fmt::format("; reduce [{}]", fmt::join(reduced_axes, ", "));
+  return text;
+}
+
+namespace {
+
+bool is_one(const sym::Expr& e) {
+  return e.as_const() == 1;
+}
+
+/// Proven equal, or equated by an Eq guard that canonicalize() could not
+/// apply (neither side a lone symbol): shape inference already relies on it.
+bool sizes_equal(const sym::ShapeEnv& env, const sym::Expr& a, const sym::Expr& b) {
+  if (sym::proven_eq(a, b)) return true;
+  for (const sym::Guard& g : env.guards()) {
+    if (g.rel != sym::Rel::Eq) continue;
+    const sym::Expr l = env.canonicalize(g.lhs), r = env.canonicalize(g.rhs);
+    if ((l == a && r == b) || (l == b && r == a)) return true;
+  }
+  return false;
+}
+
+/// Union-find whose root is always the smallest member, so results do not
+/// depend on the order of unions.
+class UnionFind {
+ public:
+  explicit UnionFind(int n) : parent_(n) { std::iota(parent_.begin(), parent_.end(), 0); }
+  int find(int x) {
+    while (parent_[x] != x) {
+      parent_[x] = parent_[parent_[x]];
+      x = parent_[x];
+    }
+    return x;
+  }
+  void unite(int a, int b) {
+    a = find(a);
+    b = find(b);
+    if (a == b) return;
+    if (b < a) std::swap(a, b);
+    parent_[b] = a;
+  }
+
+ private:
+  std::vector<int> parent_;
+};
+
+/// The (value, dim) pairs of the candidate region and their classes.
+class AxisMapper {
+ public:
+  AxisMapper(const Graph& graph, const std::vector<NodeId>& nodes) : graph_(graph), nodes_(nodes) {
+    for (NodeId id : nodes) {
+      const Node& node = graph.node(id);
+      values_.insert(values_.end(), node.inputs.begin(), node.inputs.end());
+      values_.insert(values_.end(), node.outputs.begin(), node.outputs.end());
+    }
+    std::sort(values_.begin(), values_.end());
+    values_.erase(std::unique(values_.begin(), values_.end()), values_.end());
+    int total = 0;
+    for (ValueId v : values_) {
+      offset_[v] = total;
+      for (const sym::Expr& dim : graph.value(v).type.shape) {
+        pair_value_.push_back(v);
+        pair_size_.push_back(graph.shape_env().canonicalize(dim));
+      }
+      total += graph.value(v).type.rank();
+    }
+    uf_ = UnionFind(total);
+  }
+
+  FusionDecision run(LoopAxes& out);
+
+ private:
+  int pair(ValueId v, int dim) const { return offset_.at(v) + dim; }
+  int rank(ValueId v) const { return graph_.value(v).type.rank(); }
+  const std::string& name(ValueId v) const { return graph_.value(v).name; }
+  int axis_of(ValueId v, int dim) { return uf_.find(pair(v, dim)); }
+
+  void tie_right_aligned(ValueId in, ValueId out);
+  void tie_reduction(const Node& node);
+  FusionDecision check_one_dim_per_axis();
+  FusionDecision compute_sizes();
+  FusionDecision check_reductions();
+  FusionDecision order_axes();
+  std::string describe_axes(const std::set<int>& roots) const;
+
+  const Graph& graph_;
+  const std::vector<NodeId>& nodes_;
+  std::vector<ValueId> values_;  // sorted by id
+  std::map<ValueId, int> offset_;
+  std::vector<ValueId> pair_value_;
+  std::vector<sym::Expr> pair_size_;  // canonicalized
+  UnionFind uf_{0};
+
+  // Filled by the steps of run().
+  std::vector<std::pair<NodeId, std::set<int>>> reductions_;  // reduced roots per reduction
+  std::map<int, sym::Expr> axis_size_;                        // root -> size
+  std::vector<int> order_;                                    // roots, outer to inner
+};
+
+void AxisMapper::tie_right_aligned(ValueId in, ValueId out) {
+  const int shift = rank(out) - rank(in);
+  AF_CHECK(shift >= 0, "input '{}' has a higher rank than output '{}'", name(in), name(out));
+  // A literal-1 input dim against a larger output dim is a broadcast: it
+  // still lives on the output's axis (with extent 1), and compute_sizes()
+  // lets literal 1 sit on any axis.
+  for (int d = 0; d < rank(in); ++d)
+    uf_.unite(pair(in, d), pair(out, d + shift));
+}
+
+void AxisMapper::tie_reduction(const Node& node) {
+  const auto& attrs = std::get<ReduceAttrs>(node.attrs);
+  const ValueId in = node.inputs.at(0);
+  const ValueId out = node.outputs.at(0);
+  std::vector<bool> reduced(rank(in), attrs.axes.empty());
+  for (int64_t axis : attrs.axes)
+    reduced.at(axis) = true;
+  int next_out = 0;
+  for (int d = 0; d < rank(in); ++d) {
+    if (attrs.keepdims) {
+      uf_.unite(pair(in, d), pair(out, d));
+    } else if (!reduced[d]) {
+      uf_.unite(pair(in, d), pair(out, next_out++));
+    }
+  }
+  AF_CHECK(attrs.keepdims ? rank(out) == rank(in) : next_out == rank(out),
+           "reduction '{}' has an unexpected output rank", name(out));
+}
+
+FusionDecision AxisMapper::check_one_dim_per_axis() {
+  for (ValueId v : values_) {
+    std::map<int, int> dim_of_axis;
+    for (int d = 0; d < rank(v); ++d) {
+      auto [it, inserted] = dim_of_axis.emplace(axis_of(v, d), d);
+      if (!inserted)
+        return FusionDecision::refuse(
+            fmt::format("dims {} and {} of '{}' map to one loop axis", it->second, d, name(v)));
+    }
+  }
+  return FusionDecision::allow();
+}
+
+FusionDecision AxisMapper::compute_sizes() {
+  const sym::ShapeEnv& env = graph_.shape_env();
+  std::map<int, int> first_pair;  // root -> the pair that fixed its size
+  for (int p = 0; p < static_cast<int>(pair_size_.size()); ++p) {
+    const int root = uf_.find(p);
+    const sym::Expr& size = pair_size_[p];
+    auto it = axis_size_.find(root);
+    if (it == axis_size_.end()) {
+      axis_size_.emplace(root, size);
+      first_pair.emplace(root, p);
+      continue;
+    }
+    if (is_one(size)) continue;  // extent 1: broadcast along this axis
+    if (is_one(it->second)) {
+      it->second = size;
+      first_pair[root] = p;
+      continue;
+    }
+    if (sizes_equal(env, it->second, size)) continue;
+    const int q = first_pair[root];
+    const ValueId a = pair_value_[q], b = pair_value_[p];
+    return FusionDecision::refuse(fmt::format(
+        "sizes on one loop axis disagree: '{}' dim {} is {} but '{}' dim {} is {}", name(a),
+        q - offset_.at(a), it->second.to_string(), name(b), p - offset_.at(b), size.to_string()));
+  }
+  return FusionDecision::allow();
+}
+
+std::string AxisMapper::describe_axes(const std::set<int>& roots) const {
+  std::vector<std::string> sizes;
+  for (int root : roots)
+    sizes.push_back(axis_size_.at(root).to_string());
+  return fmt::format("[{}]", fmt::join(sizes, ", "));
+}
+
+FusionDecision AxisMapper::check_reductions() {
+  for (NodeId id : nodes_) {
+    const Node& node = graph_.node(id);
+    if (op_info(node.op).op_class != OpClass::Reduce) continue;
+    const auto& attrs = std::get<ReduceAttrs>(node.attrs);
+    const ValueId in = node.inputs.at(0);
+    std::set<int> roots;
+    for (int d = 0; d < rank(in); ++d)
+      if (attrs.axes.empty() ||
+          std::find(attrs.axes.begin(), attrs.axes.end(), d) != attrs.axes.end())
+        roots.insert(axis_of(in, d));
+    reductions_.emplace_back(id, std::move(roots));
+  }
+  // Every reduction shares the region's reduced axes: the Reduction template
+  // walks one set of reduced axes per row of kept axes. A reduction whose
+  // input is constant along a reduced axis still names that axis, and a
+  // consumer of a reduce result just reads it with extent 1 there.
+  for (size_t i = 1; i < reductions_.size(); ++i) {
+    if (reductions_[i].second == reductions_[0].second) continue;
+    return FusionDecision::refuse(fmt::format(
+        "reductions over different axes: '{}' reduces {} but '{}' reduces {}",
+        name(graph_.node(reductions_[0].first).outputs[0]), describe_axes(reductions_[0].second),
+        name(graph_.node(reductions_[i].first).outputs[0]), describe_axes(reductions_[i].second)));
+  }
+  return FusionDecision::allow();
+}
+
+FusionDecision AxisMapper::order_axes() {
+  // Dense indices for the roots, and the tie-break priority: first appearance
+  // when walking values by decreasing rank (then id), so the largest value's
+  // dim order wins where the constraints leave a choice.
+  std::vector<ValueId> by_rank = values_;
+  std::stable_sort(by_rank.begin(), by_rank.end(),
+                   [&](ValueId a, ValueId b) { return rank(a) > rank(b); });
+  std::map<int, int> index;  // root -> dense index (in priority order)
+  std::vector<int> roots;
+  for (ValueId v : by_rank)
+    for (int d = 0; d < rank(v); ++d)
+      if (index.emplace(axis_of(v, d), static_cast<int>(roots.size())).second)
+        roots.push_back(axis_of(v, d));
+  std::vector<int> priority(roots.size());
+  std::iota(priority.begin(), priority.end(), 0);
+
+  // One chain per value. Broadcast dims (extent 1 on a larger axis) do not
+  // constrain the order: their stride is never used.
+  std::vector<detail::AxisChain> chains;
+  for (ValueId v : values_) {
+    detail::AxisChain chain{v, {}};
+    for (int d = 0; d < rank(v); ++d) {
+      const int root = axis_of(v, d);
+      if (is_one(pair_size_[pair(v, d)]) && !is_one(axis_size_.at(root))) continue;
+      chain.axes.push_back(index.at(root));
+    }
+    if (chain.axes.size() > 1) chains.push_back(std::move(chain));
+  }
+
+  std::vector<int> owners;
+  const auto order = detail::order_axes(static_cast<int>(roots.size()), priority, chains, owners);
+  if (!order) {
+    // Name the latest value on the cycle; the others are the ones it disagrees with.
+    const ValueId last = owners.back();
+    owners.pop_back();
+    std::vector<std::string> others;
+    for (ValueId v : owners)
+      others.push_back(fmt::format("'{}'", name(v)));
+    std::string reason = fmt::format("dims of '{}' disagree on loop order", name(last));
+    if (!others.empty()) reason += fmt::format(" with {}", fmt::join(others, ", "));
+    return FusionDecision::refuse(std::move(reason));
+  }
+  for (int i : *order)
+    order_.push_back(roots[i]);
+  return FusionDecision::allow();
+}
+
+FusionDecision AxisMapper::run(LoopAxes& out) {
+  for (NodeId id : nodes_) {
+    const Node& node = graph_.node(id);
+    switch (op_info(node.op).op_class) {
+      case OpClass::Unary:
+      case OpClass::Binary:
+      case OpClass::Where:
+      case OpClass::Cast:
+      case OpClass::BroadcastTo:
+        for (ValueId in : node.inputs)
+          tie_right_aligned(in, node.outputs.at(0));
+        break;
+      case OpClass::Reduce:
+        tie_reduction(node);
+        break;
+      case OpClass::Constant:
+      case OpClass::Iota:
+        break;  // their dims are loop axes of their own until a consumer ties them
+      case OpClass::MatMul:
+        return FusionDecision::refuse(
+            fmt::format("matmul '{}' is a library op", name(node.outputs.at(0))));
+      default:
+        return FusionDecision::refuse(fmt::format("{} '{}' has no loop-axis mapping",
+                                                  op_name(node.op), name(node.outputs.at(0))));
+    }
+  }
+  if (FusionDecision d = check_one_dim_per_axis(); !d) return d;
+  if (FusionDecision d = compute_sizes(); !d) return d;
+  if (FusionDecision d = check_reductions(); !d) return d;
+  if (FusionDecision d = order_axes(); !d) return d;
+
+  std::set<int> reduced_roots;
+  if (!reductions_.empty()) reduced_roots = reductions_[0].second;
+  std::map<int, int> index_of;
+  LoopAxes axes;
+  for (int root : order_) {
+    index_of[root] = axes.num_axes();
+    axes.sizes.push_back(axis_size_.at(root));
+    axes.reduced.push_back(reduced_roots.count(root) > 0);
+  }
+  for (ValueId v : values_) {
+    std::vector<int>& dims = axes.value_axes[v];
+    for (int d = 0; d < rank(v); ++d)
+      dims.push_back(index_of.at(axis_of(v, d)));
+  }
+  out = std::move(axes);
+  return FusionDecision::allow();
+}
+
+}  // namespace
+
+FusionDecision map_loop_axes(const Graph& graph, const std::vector<NodeId>& nodes, LoopAxes& out) {
+  return AxisMapper(graph, nodes).run(out);
+}
+
+}  // namespace autofuse::fuse

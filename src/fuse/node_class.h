@@ -1,0 +1,28 @@
+// How the fusion pass sees each graph node: which region kind it belongs to
+// and which properties (reduction, broadcasting) the config may veto.
+#pragma once
+
+#include "autofuse/fuse/fusion.h"
+#include "autofuse/graph/graph.h"
+
+namespace autofuse::fuse::detail {
+
+/// A constant holding one value (any static shape): fused as a scalar into
+/// every kernel that reads it.
+bool is_splat_constant(const Node& node);
+
+/// Ops a Kernel region may contain besides splat constants: unary, binary,
+/// where, cast, broadcast_to, reduce_*, iota.
+bool is_kernel_op(const Node& node);
+
+/// The region kind a node gets on its own (splat constants: Kernel, since
+/// they normally live inside their consumers' kernels).
+RegionKind region_kind_of(const Node& node);
+
+bool is_reduction(const Node& node);
+
+/// broadcast_to, or an elementwise node that stretches one of its
+/// non-constant inputs (the shape of some input differs from the output's).
+bool has_broadcast(const Graph& graph, const Node& node);
+
+}  // namespace autofuse::fuse::detail

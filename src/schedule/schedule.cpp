@@ -1,0 +1,105 @@
+// Template choice and pass assignment for one AscGraph (see schedule.h).
+//
+// Passes of the Reduction template: a Reduce finishes when the pass that
+// computes it ends, so whatever reads its result (directly, or through row
+// nodes) can only run from the next pass on. For each node, `ready` below is
+// the number of passes that must have finished before its value exists for
+// a whole row; a full node's (first) pass and a row node's node_pass are the
+// maximum `ready` of its inputs.
+#include <algorithm>
+#include <string>
+
+#include "autofuse/schedule/schedule.h"
+
+namespace autofuse::schedule {
+
+namespace {
+
+using ascir::AscGraph;
+using ascir::AscKind;
+using ascir::AscNode;
+
+bool is_row(const AscGraph& g, const AscNode& n) {
+  for (size_t a = 0; a < g.axes.size(); ++a)
+    if (g.axes[a].reduced && n.view.repeats[a] != sym::Expr(1)) return false;
+  return true;
+}
+
+void assign_passes(ScheduledKernel& k) {
+  const AscGraph& g = k.graph;
+  const size_t count = g.nodes.size();
+  std::vector<int> ready(count, 0);
+  int last_pass = 0;
+  for (const AscNode& n : g.nodes) {
+    const auto id = static_cast<size_t>(n.id);
+    k.is_row_node[id] = is_row(g, n);
+    int pass = 0;
+    for (int in : n.inputs)
+      pass = std::max(pass, ready[static_cast<size_t>(in)]);
+    if (n.kind == AscKind::Data || n.kind == AscKind::Output) pass = 0;
+    k.node_pass[id] = pass;
+    if (n.kind == AscKind::Reduce) {
+      ready[id] = pass + 1;  // complete once its pass has run over the row
+      last_pass = std::max(last_pass, pass);
+    } else {
+      ready[id] = pass;
+      if (!k.is_row_node[id]) last_pass = std::max(last_pass, pass);
+    }
+  }
+  k.num_passes = last_pass + 1;
+}
+
+std::string axis_list(const AscGraph& g, const std::vector<int>& axes) {
+  std::string out = "[";
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += g.axes.at(static_cast<size_t>(axes[i])).name;
+  }
+  return out + "]";
+}
+
+}  // namespace
+
+ScheduledKernel schedule_kernel(ascir::AscGraph graph) {
+  ascir::verify(graph);
+  merge_axes(graph);
+  ScheduledKernel k;
+  k.graph = std::move(graph);
+  const AscGraph& g = k.graph;
+  const bool has_reduce = std::any_of(g.nodes.begin(), g.nodes.end(),
+                                      [](const AscNode& n) { return n.kind == AscKind::Reduce; });
+  k.kind = has_reduce ? Template::Reduction : Template::Elementwise;
+  k.node_pass.assign(g.nodes.size(), 0);
+  k.is_row_node.assign(g.nodes.size(), false);
+  const int rank = g.num_axes();
+  if (k.kind == Template::Elementwise) {
+    for (int a = 0; a + 1 < rank; ++a)
+      k.outer_axes.push_back(a);
+    if (rank > 0) k.inner_axes.push_back(rank - 1);
+    return k;
+  }
+  for (int a = 0; a < rank; ++a)
+    (g.axes[static_cast<size_t>(a)].reduced ? k.inner_axes : k.outer_axes).push_back(a);
+  assign_passes(k);
+  return k;
+}
+
+std::string print_schedule(const ScheduledKernel& k) {
+  const AscGraph& g = k.graph;
+  std::string out = ascir::print_asc_graph(g);
+  if (k.kind == Template::Elementwise) {
+    out += fmt::format("schedule elementwise outer{} inner{}\n", axis_list(g, k.outer_axes),
+                       axis_list(g, k.inner_axes));
+    return out;
+  }
+  out += fmt::format("schedule reduction outer{} inner{} passes {}\n", axis_list(g, k.outer_axes),
+                     axis_list(g, k.inner_axes), k.num_passes);
+  for (const AscNode& n : g.nodes) {
+    const auto id = static_cast<size_t>(n.id);
+    const char* role = n.kind == AscKind::Reduce ? "reduce" : k.is_row_node[id] ? "row" : "pass";
+    out += fmt::format("  %{} {}: {} {}\n", n.id, n.name, role, k.node_pass[id]);
+  }
+  return out;
+}
+
+}  // namespace autofuse::schedule

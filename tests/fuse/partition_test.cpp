@@ -1,0 +1,293 @@
+// partition(): kernel counts and region structure for the standard patterns.
+#include <set>
+
+#include "autofuse/graph/builder.h"
+#include "fuse_test_util.h"
+
+namespace autofuse::fuse {
+namespace {
+
+using fuse_test::count_kind;
+using fuse_test::names;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+/// Each dependency of a region comes from a region listed before it.
+void expect_dependency_order(const FusedGraph& fused) {
+  std::set<ValueId> available(fused.graph->inputs().begin(), fused.graph->inputs().end());
+  for (const Region& region : fused.regions) {
+    for (ValueId in : region.inputs)
+      EXPECT_TRUE(available.count(in))
+          << region.name << " reads " << fused.graph->value(in).name << " too early";
+    available.insert(region.outputs.begin(), region.outputs.end());
+  }
+  for (ValueId out : fused.graph->outputs())
+    EXPECT_TRUE(available.count(out));
+}
+
+class Examples : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(Examples, FuseIntoOneKernel) {
+  auto g = fuse_test::example(GetParam());
+  FusedGraph fused = partition(g, FusionConfig{});
+  ASSERT_EQ(fused.regions.size(), 1u) << print_fused_graph(fused);
+  const Region& r = fused.regions[0];
+  EXPECT_EQ(r.kind, RegionKind::Kernel);
+  EXPECT_EQ(r.name, "asc_backend_0");
+  EXPECT_EQ(r.nodes.size(), g->nodes().size());  // constants included
+  EXPECT_EQ(names(*g, r.inputs), names(*g, g->inputs()));
+  EXPECT_EQ(names(*g, r.outputs), names(*g, g->outputs()));
+  EXPECT_EQ(fused.num_kernels(), 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fuse, Examples,
+                         ::testing::Values("layernorm", "softmax", "gelu", "chain10", "rmsnorm"));
+
+TEST(Partition, LayerNormRegionKnowsItsReduction) {
+  FusedGraph fused = partition(fuse_test::example("layernorm"), FusionConfig{});
+  ASSERT_EQ(fused.regions.size(), 1u);
+  EXPECT_EQ(fused.regions[0].loop_axes.to_string(), "[N, D]; reduce [1]");
+}
+
+TEST(Partition, SoftmaxWithScaleAndBroadcastMask) {
+  for (const char* mask_type : {"f32[1, D]", "f32[D]"}) {
+    auto g = fuse_test::parse(fmt::format(R"(
+      graph softmax(x: f32[N, D], mask: {}) {{
+        scale = constant(dtype=f32, value=0.125)
+        xs = mul(x, scale)
+        xm = add(xs, mask)
+        m = reduce_max(xm, axes=[1], keepdims=true)
+        d = sub(xm, m)
+        e = exp(d)
+        s = reduce_sum(e, axes=[1], keepdims=true)
+        y = div(e, s)
+        return y
+      }})",
+                                          mask_type));
+    FusedGraph fused = partition(g, FusionConfig{});
+    EXPECT_EQ(fused.regions.size(), 1u) << mask_type << "\n" << print_fused_graph(fused);
+    EXPECT_EQ(fused.num_kernels(), 1);
+    EXPECT_THAT(names(*g, fused.regions.at(0).inputs), ElementsAre("x", "mask"));
+  }
+}
+
+TEST(Partition, HalfPrecisionLayerNormWithCasts) {
+  auto g = fuse_test::parse(R"(
+    graph ln16(x: f16[N, D], gamma: f16[D]) {
+      xf = cast(x, to=f32)
+      mean = reduce_mean(xf, axes=[1], keepdims=true)
+      xc = sub(xf, mean)
+      sq = mul(xc, xc)
+      var = reduce_mean(sq, axes=[1], keepdims=true)
+      eps = constant(dtype=f32, value=1e-5)
+      ve = add(var, eps)
+      inv = rsqrt(ve)
+      xn = mul(xc, inv)
+      gf = cast(gamma, to=f32)
+      yf = mul(xn, gf)
+      y = cast(yf, to=f16)
+      return y
+    })");
+  FusedGraph fused = partition(g, FusionConfig{});
+  EXPECT_EQ(fused.regions.size(), 1u) << print_fused_graph(fused);
+  EXPECT_EQ(fused.num_kernels(), 1);
+}
+
+TEST(Partition, UnfusedConfigGivesOneKernelPerComputeNode) {
+  for (const char* name : {"layernorm", "softmax", "gelu", "chain10", "rmsnorm"}) {
+    auto g = fuse_test::example(name);
+    FusionConfig config;
+    config.enabled = false;
+    FusedGraph fused = partition(g, config);
+    int compute_nodes = 0;
+    for (const Node& node : g->nodes())
+      compute_nodes += node.op != OpKind::Constant;
+    EXPECT_EQ(fused.num_kernels(), compute_nodes) << name;
+    EXPECT_EQ(fused.regions.size(), static_cast<size_t>(compute_nodes)) << name;
+    expect_dependency_order(fused);
+    // Splat constants are copied into their consumers' kernels, never inputs.
+    for (const Region& region : fused.regions)
+      for (ValueId in : region.inputs) {
+        const NodeId producer = g->value(in).producer;
+        EXPECT_TRUE(producer == kNoNode || g->node(producer).op != OpKind::Constant)
+            << region.name << " in " << name;
+      }
+  }
+}
+
+TEST(Partition, SplatConstantIsCopiedIntoEveryKernelThatReadsIt) {
+  FusionConfig config;
+  config.enabled = false;
+  auto g = fuse_test::example("chain10");
+  FusedGraph fused = partition(g, config);
+  const NodeId one = g->value(g->find_value("one").value()).producer;
+  int copies = 0;
+  for (const Region& region : fused.regions)
+    copies += std::count(region.nodes.begin(), region.nodes.end(), one);
+  EXPECT_EQ(copies, 2);  // a2 and a7
+  const Region& a2 = fuse_test::region_producing(fused, "a2");
+  EXPECT_THAT(names(*g, a2.inputs), ElementsAre("a1"));
+  EXPECT_EQ(a2.nodes.size(), 2u);
+}
+
+TEST(Partition, IndependentChainsStaySeparate) {
+  auto g = fuse_test::parse(R"(
+    graph g(a: f32[N], b: f32[M]) {
+      one = constant(dtype=f32, value=1)
+      a0 = add(a, one)
+      a1 = exp(a0)
+      b0 = add(b, one)
+      b1 = sin(b0)
+      return a1, b1
+    })");
+  FusedGraph fused = partition(g, FusionConfig{});
+  EXPECT_EQ(fused.num_kernels(), 2) << print_fused_graph(fused);
+  EXPECT_EQ(fused.regions.size(), 2u);
+  EXPECT_THAT(names(*g, fused.regions[0].outputs), ElementsAre("a1"));
+  EXPECT_THAT(names(*g, fused.regions[1].outputs), ElementsAre("b1"));
+}
+
+TEST(Partition, DiamondIsOneKernelReadingItsInputOnce) {
+  auto g = fuse_test::parse(R"(
+    graph g(x: f32[N, D]) {
+      a = exp(x)
+      b = sin(a)
+      c = mul(a, x)
+      y = add(b, c)
+      return y
+    })");
+  FusedGraph fused = partition(g, FusionConfig{});
+  ASSERT_EQ(fused.regions.size(), 1u) << print_fused_graph(fused);
+  EXPECT_THAT(names(*g, fused.regions[0].inputs), ElementsAre("x"));
+  EXPECT_THAT(names(*g, fused.regions[0].outputs), ElementsAre("y"));
+}
+
+TEST(Partition, IntermediateGraphOutputIsARegionOutput) {
+  auto g = fuse_test::parse(R"(
+    graph g(x: f32[N]) {
+      a = exp(x)
+      y = sin(a)
+      return y, a
+    })");
+  FusedGraph fused = partition(g, FusionConfig{});
+  ASSERT_EQ(fused.regions.size(), 1u);
+  EXPECT_THAT(names(*g, fused.regions[0].outputs), ElementsAre("a", "y"));
+}
+
+TEST(Partition, MatMulBetweenElementwiseChains) {
+  auto g = fuse_test::parse(R"(
+    graph g(x: f32[N, K], w: f32[K, M], b: f32[M]) {
+      x0 = mul(x, x)
+      x1 = relu(x0)
+      h = matmul(x1, w)
+      hb = add(h, b)
+      y = tanh(hb)
+      return y
+    })");
+  FusedGraph fused = partition(g, FusionConfig{});
+  EXPECT_EQ(fused.num_kernels(), 2) << print_fused_graph(fused);
+  EXPECT_EQ(count_kind(fused, RegionKind::Library), 1);
+  ASSERT_EQ(fused.regions.size(), 3u);
+  EXPECT_EQ(fused.regions[1].name, "library_matmul_1");
+  EXPECT_THAT(names(*g, fused.regions[1].inputs), ElementsAre("w", "x1"));
+  EXPECT_THAT(names(*g, fused.regions[1].outputs), ElementsAre("h"));
+  expect_dependency_order(fused);
+}
+
+TEST(Partition, ReshapeIsAViewBetweenTwoKernels) {
+  auto g = fuse_test::parse(R"(
+    graph g(x: f32[N, D]) {
+      a = exp(x)
+      r = reshape(a, shape=[N*D])
+      y = sin(r)
+      return y
+    })");
+  FusedGraph fused = partition(g, FusionConfig{});
+  EXPECT_EQ(fused.num_kernels(), 2) << print_fused_graph(fused);
+  EXPECT_EQ(count_kind(fused, RegionKind::View), 1);
+  EXPECT_EQ(fused.regions.at(1).name, "view_1");
+  expect_dependency_order(fused);
+}
+
+TEST(Partition, ConstantRegions) {
+  // A non-splat constant is materialized; a splat constant read by a library
+  // op gets a buffer too, while kernels keep their own scalar copy.
+  auto g = fuse_test::parse(R"(
+    graph g(x: f32[2, 2]) {
+      c = constant(dtype=f32, shape=[2], value=[1.0, 2.0])
+      s = constant(dtype=f32, shape=[2, 2], value=0.5)
+      a = add(x, c)
+      b = mul(a, s)
+      m = matmul(b, s)
+      return m
+    })");
+  FusedGraph fused = partition(g, FusionConfig{});
+  EXPECT_EQ(count_kind(fused, RegionKind::Constant), 2) << print_fused_graph(fused);
+  EXPECT_EQ(fused.num_kernels(), 1);
+  const Region& kernel = fuse_test::region_producing(fused, "b");
+  EXPECT_THAT(names(*g, kernel.inputs), ElementsAre("x", "c"));
+  EXPECT_THAT(names(*g, fuse_test::region_producing(fused, "m").inputs), ElementsAre("s", "b"));
+  expect_dependency_order(fused);
+}
+
+TEST(Partition, ReturnedSplatConstantAndPassThroughInput) {
+  auto g = fuse_test::parse(R"(
+    graph g(x: f32[N], z: f32[N]) {
+      two = constant(dtype=f32, value=2)
+      y = mul(x, two)
+      return y, two, z
+    })");
+  FusedGraph fused = partition(g, FusionConfig{});
+  ASSERT_EQ(fused.regions.size(), 2u) << print_fused_graph(fused);
+  EXPECT_EQ(fused.regions[0].kind, RegionKind::Kernel);
+  EXPECT_EQ(fused.regions[0].nodes.size(), 2u);
+  EXPECT_THAT(names(*g, fused.regions[0].outputs), ElementsAre("y"));
+  EXPECT_EQ(fused.regions[1].name, "constant_1");
+  EXPECT_THAT(names(*g, fused.regions[1].outputs), ElementsAre("two"));
+}
+
+TEST(Partition, DeadNodesGetNoRegion) {
+  auto g = fuse_test::parse(R"(
+    graph g(x: f32[N]) {
+      unused = cos(x)
+      y = exp(x)
+      return y
+    })");
+  FusedGraph fused = partition(g, FusionConfig{});
+  ASSERT_EQ(fused.regions.size(), 1u);
+  EXPECT_EQ(fused.regions[0].nodes.size(), 1u);
+}
+
+TEST(Partition, SplitLibraryRegionListsEveryOutput) {
+  auto g = fuse_test::parse(R"(
+    graph g(x: f32[N, 4]) {
+      a, b = split(x, axis=1, sizes=[2, 2])
+      y = exp(a)
+      return y
+    })");
+  FusedGraph fused = partition(g, FusionConfig{});
+  const Region& split = fuse_test::region_producing(fused, "a");
+  EXPECT_EQ(split.name, "library_split_0");
+  EXPECT_THAT(names(*g, split.outputs), ElementsAre("a", "b"));
+}
+
+TEST(Partition, IsDeterministic) {
+  auto g = fuse_test::example("layernorm");
+  const std::string first = print_fused_graph(partition(g, FusionConfig{}));
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(print_fused_graph(partition(g, FusionConfig{})), first);
+}
+
+TEST(Partition, LongChainBuiltInCode) {
+  GraphBuilder b("chain");
+  Tensor t = b.input("x", DType::f32, {sym::Expr::symbol("N")});
+  for (int i = 0; i < 40; ++i)
+    t = i % 2 ? b.exp(t) : b.add(t, b.scalar(1.0));
+  auto g = std::make_shared<const Graph>(std::move(b).build({t}));
+  FusedGraph fused = partition(g, FusionConfig{});
+  EXPECT_EQ(fused.num_kernels(), 1);
+  EXPECT_THAT(fused.refusals, IsEmpty());
+}
+
+}  // namespace
+}  // namespace autofuse::fuse
