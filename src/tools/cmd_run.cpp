@@ -1,16 +1,18 @@
-// `autofuse run G --ref [--shape N=4,D=768]... [--seed S] [--json]`: runs the
-// graph on seeded random inputs, once per shape binding, and prints a
-// per-output summary (shape, checksums).
+// `autofuse run G [--shape N=4,D=768]... [--seed S] [--ref | --check] [--json]`:
+// compiles the graph once (or, with --ref, uses the reference interpreter),
+// runs it on seeded random inputs once per shape binding and prints a
+// per-output summary. --check compares every output with the reference.
 #include <iostream>
 #include <memory>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "autofuse/graph/text.h"
 #include "autofuse/ref/interpreter.h"
 #include "autofuse/ref/random.h"
 #include "tools/commands.h"
+#include "tools/compare.h"
+#include "tools/graph_loading.h"
 #include "tools/shape_bindings.h"
 
 namespace autofuse::tools {
@@ -22,6 +24,8 @@ struct RunOptions {
   std::vector<std::string> shapes;
   uint64_t seed = 0;
   bool use_ref = false;
+  bool check = false;
+  bool unfused = false;
   bool json = false;
 };
 
@@ -33,47 +37,92 @@ nlohmann::json output_json(const std::string& name, const HostTensor& t) {
 }
 
 int run(const RunOptions& options) {
-  if (!options.use_ref)
-    throw UserError("only the reference interpreter can run graphs in this build: pass --ref");
-  Graph graph = parse_graph_file(options.path);
-  std::vector<sym::Binding> bindings = bindings_for_graph(graph, options.shapes);
-  std::vector<std::string> order = graph.symbols();
+  if (options.use_ref && (options.check || options.unfused))
+    throw UserError("--ref runs only the reference interpreter; it excludes --check and --unfused");
+  std::shared_ptr<const Graph> graph = load_graph(options.path);
+  std::vector<sym::Binding> bindings = bindings_for_graph(*graph, options.shapes);
+  std::vector<std::string> order = graph->symbols();
 
+  nlohmann::json doc = {{"graph", graph->name()},
+                        {"executor", options.use_ref ? "reference" : "compiled"},
+                        {"seed", options.seed}};
+  std::unique_ptr<runtime::Executable> exe;
+  if (!options.use_ref) {
+    exe = runtime::Executable::build(graph, compile_options(!options.unfused));
+    const runtime::CompileReport& report = exe->report();
+    doc["kernels"] = report.kernels;
+    doc["compiles"] = report.jit.compiles;
+    doc["cache_hits"] = report.jit.cache_hits;
+    doc["compile_seconds"] = report.jit.compile_seconds;
+    if (!options.json)
+      std::cout << fmt::format(
+          "graph {}: {} kernel(s){}; {} compile(s) ({:.3f} s), {} cache hit(s)\n", graph->name(),
+          report.kernels, options.unfused ? " (unfused)" : "", report.jit.compiles,
+          report.jit.compile_seconds, report.jit.cache_hits);
+  } else if (!options.json) {
+    std::cout << fmt::format("graph {}: reference interpreter\n", graph->name());
+  }
+
+  bool all_ok = true;
   nlohmann::json runs = nlohmann::json::array();
-  if (!options.json)
-    std::cout << fmt::format("graph {}: {} run(s) on the reference interpreter, seed {}\n",
-                             graph.name(), bindings.size(), options.seed);
   for (const sym::Binding& binding : bindings) {
-    graph.shape_env().check(binding);
-    std::vector<HostTensor> inputs = random_inputs(graph, binding, options.seed);
-    std::vector<HostTensor> outputs = run_reference(graph, inputs, binding);
+    graph->shape_env().check(binding);
+    std::vector<HostTensor> inputs = random_inputs(*graph, binding, options.seed);
+    std::vector<HostTensor> outputs =
+        exe ? exe->run(inputs) : run_reference(*graph, inputs, binding);
     nlohmann::json run_json = {{"shape", binding}, {"outputs", nlohmann::json::array()}};
     if (!options.json) std::cout << fmt::format("run [{}]\n", binding_to_string(binding, order));
+    std::vector<HostTensor> expected;
+    if (options.check) expected = run_reference(*graph, inputs, binding);
+    double run_abs = 0, run_rel = 0;
+    bool run_ok = true;
     for (size_t i = 0; i < outputs.size(); ++i) {
-      const std::string& name = graph.value(graph.outputs()[i]).name;
+      const std::string& name = graph->value(graph->outputs()[i]).name;
       nlohmann::json out = output_json(name, outputs[i]);
+      std::string verdict;
+      if (options.check) {
+        Comparison c = compare(outputs[i], expected[i], tolerance_for(outputs[i].dtype()));
+        out["max_abs_err"] = c.max_abs_err;
+        out["max_rel_err"] = c.max_rel_err;
+        out["ok"] = c.ok();
+        run_abs = std::max(run_abs, c.max_abs_err);
+        run_rel = std::max(run_rel, c.max_rel_err);
+        run_ok = run_ok && c.ok();
+        verdict =
+            fmt::format("  max_abs_err={:.3g} max_rel_err={:.3g} {}", c.max_abs_err, c.max_rel_err,
+                        c.ok() ? "ok"
+                               : fmt::format("MISMATCH ({} elements, first at {})", c.mismatches,
+                                             c.first_mismatch));
+      }
       if (!options.json)
-        std::cout << fmt::format("  {}: {}  sum={:.9g}  abs_sum={:.9g}  hash={}\n", name,
+        std::cout << fmt::format("  {}: {}  sum={:.9g}  abs_sum={:.9g}  hash={}{}\n", name,
                                  outputs[i].type_string(), out["sum"].get<double>(),
-                                 out["abs_sum"].get<double>(), out["hash"].get<std::string>());
+                                 out["abs_sum"].get<double>(), out["hash"].get<std::string>(),
+                                 verdict);
       run_json["outputs"].push_back(std::move(out));
     }
+    if (options.check) {
+      run_json["ok"] = run_ok;
+      run_json["max_abs_err"] = run_abs;
+      run_json["max_rel_err"] = run_rel;
+    }
+    all_ok = all_ok && run_ok;
     runs.push_back(std::move(run_json));
   }
-  if (options.json) {
-    nlohmann::json doc = {{"graph", graph.name()},
-                          {"executor", "reference"},
-                          {"seed", options.seed},
-                          {"runs", std::move(runs)}};
+  if (options.check) doc["ok"] = all_ok;
+  doc["runs"] = std::move(runs);
+  if (options.json)
     std::cout << doc.dump(2) << "\n";
-  }
-  return 0;
+  else if (options.check)
+    std::cout << (all_ok ? "check: ok\n" : "check: FAILED\n");
+  return all_ok ? 0 : 3;
 }
 
 }  // namespace
 
 Runner add_run_command(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand("run", "Run a graph on seeded random inputs");
+  CLI::App* cmd =
+      app.add_subcommand("run", "Compile a graph once and run it on seeded random inputs");
   auto options = std::make_shared<RunOptions>();
   cmd->add_option("graph", options->path, "graph file (.af)")->required();
   cmd->add_option("--shape", options->shapes,
@@ -81,7 +130,10 @@ Runner add_run_command(CLI::App& app) {
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("--seed", options->seed, "seed of the random inputs")->default_val(0);
-  cmd->add_flag("--ref", options->use_ref, "run on the reference interpreter");
+  cmd->add_flag("--ref", options->use_ref, "run on the reference interpreter instead");
+  cmd->add_flag("--check", options->check,
+                "compare every output with the reference interpreter (exit code 3 on mismatch)");
+  cmd->add_flag("--unfused", options->unfused, "one kernel per op (fusion disabled)");
   cmd->add_flag("--json", options->json, "print JSON instead of text");
   return [cmd, options]() { return cmd->parsed() ? run(*options) : -1; };
 }

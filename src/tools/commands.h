@@ -10,5 +10,7 @@ namespace autofuse::tools {
 using Runner = std::function<int()>;
 Runner add_print_command(CLI::App& app);
 Runner add_run_command(CLI::App& app);
+Runner add_fuse_command(CLI::App& app);
+Runner add_bench_command(CLI::App& app);
 
 }  // namespace autofuse::tools

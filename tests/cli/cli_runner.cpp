@@ -41,9 +41,12 @@ std::filesystem::path temp_dir() {
 
 }  // namespace
 
-CliResult run_cli(const std::vector<std::string>& args) {
+CliResult run_cli(const std::vector<std::string>& args, const std::vector<std::string>& env) {
   auto dir = temp_dir();
-  std::string cmd = quote(AUTOFUSE_CLI_PATH);
+  std::string cmd = "env";
+  for (const auto& e : env)
+    cmd += " " + quote(e);
+  cmd += " " + quote(AUTOFUSE_CLI_PATH);
   for (const auto& a : args)
     cmd += " " + quote(a);
   cmd += " >" + quote((dir / "out").string()) + " 2>" + quote((dir / "err").string());
@@ -54,6 +57,10 @@ CliResult run_cli(const std::vector<std::string>& args) {
   result.err = read_file(dir / "err");
   std::filesystem::remove_all(dir);
   return result;
+}
+
+std::string make_temp_dir() {
+  return temp_dir().string();
 }
 
 std::string write_temp_file(const std::string& name, const std::string& text) {

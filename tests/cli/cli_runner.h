@@ -12,8 +12,12 @@ struct CliResult {
   std::string err;
 };
 
-/// Runs AUTOFUSE_CLI_PATH with `args` (each shell-quoted).
-CliResult run_cli(const std::vector<std::string>& args);
+/// Runs AUTOFUSE_CLI_PATH with `args` (each shell-quoted) and extra
+/// environment variables `env` ("NAME=value" each).
+CliResult run_cli(const std::vector<std::string>& args, const std::vector<std::string>& env = {});
+
+/// A fresh empty folder for this test (removed by the caller or left in /tmp).
+std::string make_temp_dir();
 
 /// Writes `text` to a fresh file in a per-test temp dir and returns its path.
 std::string write_temp_file(const std::string& name, const std::string& text);

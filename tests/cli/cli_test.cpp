@@ -90,6 +90,10 @@ struct BadInput {
   std::vector<std::string> expect;  // substrings of stderr
 };
 
+void PrintTo(const BadInput& c, std::ostream* os) {
+  *os << c.name;
+}
+
 class CliBadInput : public ::testing::TestWithParam<BadInput> {};
 
 TEST_P(CliBadInput, ExitsWithCode2AndSaysWhy) {
@@ -139,9 +143,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"malformed_shape", kAddGraph, {"--shape", "N=two,M=2"}, {"N"}},
         BadInput{"negative_shape", kAddGraph, {"--shape", "N=-1,M=2"}, {"N"}},
         BadInput{"guard_violation", kAddGraph, {"--shape", "N=3,M=4"}, {"guard", "N", "M"}},
-        BadInput{"no_ref_flag",
+        BadInput{"ref_with_check",
                  "",
-                 {"run", example_path("softmax.af"), "--shape", "N=2,D=2"},
+                 {"run", example_path("softmax.af"), "--ref", "--check", "--shape", "N=2,D=2"},
                  {"--ref"}},
         BadInput{"no_subcommand", "", {}, {}},
         BadInput{"unknown_flag",

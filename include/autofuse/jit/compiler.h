@@ -17,8 +17,11 @@ struct CompilerOptions {
   /// Compiler command; empty: $CXX, else the first of g++, c++, clang++ on PATH.
   std::string cxx;
   /// Optimization and target flags (PIC/shared are always added).
-  std::vector<std::string> flags = {"-O3", "-march=native", "-fno-math-errno",
-                                    "-fopenmp-simd", "-fno-plt"};
+  std::vector<std::string> flags = {"-O3", "-march=native", "-fno-math-errno", "-fopenmp-simd",
+                                    "-fno-plt"};
+  /// Link flags and libraries, placed after the source file on the command
+  /// line (e.g. "-lmvec" when the module calls libmvec's vector math).
+  std::vector<std::string> link_flags = {"-lm"};
   /// Cache folder; empty: $AUTOFUSE_CACHE_DIR, else $XDG_CACHE_HOME/autofuse,
   /// else ~/.cache/autofuse.
   std::string cache_dir;

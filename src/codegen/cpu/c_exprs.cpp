@@ -1,0 +1,538 @@
+// C++ spellings of values, conversions and ops (see c_exprs.h).
+#include "codegen/cpu/c_exprs.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "autofuse/error.h"
+#include "autofuse/support/half.h"
+
+namespace autofuse::codegen::cpu {
+
+namespace {
+
+bool is_f32_computed(DType d) {
+  return d == DType::f32 || d == DType::f16 || d == DType::bf16;
+}
+
+/// A double rounded to float toward zero with the last bit set when
+/// inexact (round-to-odd), so that a second rounding to f16/bf16 is exact.
+float round_to_odd_f32(double d) {
+  if (std::isnan(d) || std::isinf(d)) return static_cast<float>(d);
+  constexpr double kMax = std::numeric_limits<float>::max();
+  if (std::fabs(d) > kMax) return static_cast<float>(d < 0 ? -kMax : kMax);
+  float f = static_cast<float>(d);
+  if (static_cast<double>(f) == d) return f;
+  uint32_t u = float_bits(f);
+  if (std::fabs(static_cast<double>(f)) > std::fabs(d)) u -= 1;
+  return bits_float(u | 1u);
+}
+
+/// A double rounded once to the float dtype `d` (as a double holding it).
+double round_to_dtype(DType d, double v) {
+  switch (d) {
+    case DType::f64:
+      return v;
+    case DType::f32: {
+      constexpr double kMax = std::numeric_limits<float>::max();
+      constexpr double kOverflow = 0x1.ffffffp127;  // FLT_MAX + half an ulp: ties to inf
+      if (std::isnan(v) || std::fabs(v) <= kMax) return static_cast<float>(v);
+      if (std::fabs(v) >= kOverflow) return v < 0 ? -INFINITY : INFINITY;
+      return v < 0 ? -kMax : kMax;
+    }
+    case DType::f16:
+      return f16_to_f32(f32_to_f16(round_to_odd_f32(v)));
+    case DType::bf16:
+      return bf16_to_f32(f32_to_bf16(round_to_odd_f32(v)));
+    default:
+      AF_CHECK(false, "round_to_dtype of {}", dtype_name(d));
+  }
+  return v;
+}
+
+std::string float_literal(double v, bool is_float) {
+  const char* suffix = is_float ? "f" : "";
+  if (std::isnan(v)) return is_float ? "__builtin_nanf(\"\")" : "__builtin_nan(\"\")";
+  if (std::isinf(v)) {
+    const char* inf = is_float ? "__builtin_inff()" : "__builtin_inf()";
+    return v < 0 ? fmt::format("(-{})", inf) : std::string(inf);
+  }
+  // 9 / 17 significant digits round-trip a float / double exactly.
+  std::string text = is_float ? fmt::format("{:.9g}", v) : fmt::format("{:.17g}", v);
+  if (text.find_first_of(".e") == std::string::npos) text += ".0";
+  text += suffix;
+  return text[0] == '-' ? "(" + text + ")" : text;
+}
+
+/// Truncates toward zero, clamps to int64 (NaN -> 0), then wraps to the
+/// integer dtype: how the reference stores a double into an integer.
+std::string int_literal(DType d, double v) {
+  int64_t i = 0;
+  if (!std::isnan(v)) {
+    if (v >= 0x1p63)
+      i = std::numeric_limits<int64_t>::max();
+    else if (v < -0x1p63)
+      i = std::numeric_limits<int64_t>::min();
+    else
+      i = static_cast<int64_t>(v);
+  }
+  switch (d) {
+    case DType::i8:
+      return fmt::format("(int8_t)({})", static_cast<int8_t>(i));
+    case DType::u8:
+      return fmt::format("(uint8_t)({})", static_cast<uint8_t>(i));
+    case DType::i32:
+      if (static_cast<int32_t>(i) == std::numeric_limits<int32_t>::min())
+        return "(int32_t)(-2147483647 - 1)";
+      return fmt::format("(int32_t)({})", static_cast<int32_t>(i));
+    case DType::i64:
+      if (i == std::numeric_limits<int64_t>::min()) return "(int64_t)(-9223372036854775807LL - 1)";
+      return fmt::format("(int64_t)({}LL)", i);
+    default:
+      AF_CHECK(false, "int_literal of {}", dtype_name(d));
+  }
+  return {};
+}
+
+std::string f2i_helper(DType to) {
+  switch (to) {
+    case DType::i8:
+      return "af_f2i8";
+    case DType::u8:
+      return "af_f2u8";
+    case DType::i32:
+      return "af_f2i32";
+    case DType::i64:
+      return "af_f2i64";
+    default:
+      AF_CHECK(false, "float -> {} is not a float-to-int cast", dtype_name(to));
+  }
+  return {};
+}
+
+std::string int_lowest(DType d) {
+  switch (d) {
+    case DType::i8:
+      return "(int8_t)(-128)";
+    case DType::u8:
+      return "(uint8_t)0";
+    case DType::i32:
+      return "(int32_t)(-2147483647 - 1)";
+    case DType::i64:
+      return "(int64_t)(-9223372036854775807LL - 1)";
+    default:
+      AF_CHECK(false, "int_lowest of {}", dtype_name(d));
+  }
+  return {};
+}
+
+std::string int_highest(DType d) {
+  switch (d) {
+    case DType::i8:
+      return "(int8_t)127";
+    case DType::u8:
+      return "(uint8_t)255";
+    case DType::i32:
+      return "(int32_t)2147483647";
+    case DType::i64:
+      return "(int64_t)9223372036854775807LL";
+    default:
+      AF_CHECK(false, "int_highest of {}", dtype_name(d));
+  }
+  return {};
+}
+
+std::string unsigned_type(DType d) {
+  switch (d) {
+    case DType::i8:
+    case DType::u8:
+      return "uint8_t";
+    case DType::i32:
+      return "uint32_t";
+    case DType::i64:
+      return "uint64_t";
+    default:
+      AF_CHECK(false, "unsigned_type of {}", dtype_name(d));
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string c_compute_type(DType dtype) {
+  switch (dtype) {
+    case DType::f32:
+    case DType::f16:
+    case DType::bf16:
+      return "float";
+    case DType::f64:
+      return "double";
+    case DType::i8:
+      return "int8_t";
+    case DType::u8:
+      return "uint8_t";
+    case DType::i32:
+      return "int32_t";
+    case DType::i64:
+      return "int64_t";
+    case DType::boolean:
+      return "bool";
+  }
+  AF_CHECK(false, "unknown dtype {}", static_cast<int>(dtype));
+  return {};
+}
+
+std::string c_storage_type(DType dtype) {
+  switch (dtype) {
+    case DType::f16:
+    case DType::bf16:
+      return "uint16_t";
+    case DType::boolean:
+      return "uint8_t";
+    default:
+      return c_compute_type(dtype);
+  }
+}
+
+std::string load_expr(DType dtype, const std::string& element) {
+  switch (dtype) {
+    case DType::f16:
+      return fmt::format("af_f16_to_f32({})", element);
+    case DType::bf16:
+      return fmt::format("af_bf16_to_f32({})", element);
+    case DType::boolean:
+      return fmt::format("({} != 0)", element);
+    default:
+      return element;
+  }
+}
+
+std::string store_expr(DType value_dtype, DType storage_dtype, const std::string& value) {
+  std::string v = value;
+  if (!(is_f32_computed(value_dtype) && is_f32_computed(storage_dtype)))
+    v = cast_expr(value_dtype, storage_dtype, value);
+  switch (storage_dtype) {
+    case DType::f16:
+      return fmt::format("af_f32_to_f16({})", v);
+    case DType::bf16:
+      return fmt::format("af_f32_to_bf16({})", v);
+    case DType::boolean:
+      return fmt::format("(uint8_t)({} ? 1 : 0)", v);
+    default:
+      return v;
+  }
+}
+
+std::string cast_expr(DType from, DType to, const std::string& v) {
+  if (from == to) return v;
+  if (to == DType::boolean) return fmt::format("({} != 0)", v);
+  if (from == DType::boolean) {
+    if (is_f32_computed(to)) return fmt::format("({} ? 1.0f : 0.0f)", v);
+    if (to == DType::f64) return fmt::format("({} ? 1.0 : 0.0)", v);
+    return fmt::format("({})({} ? 1 : 0)", c_compute_type(to), v);
+  }
+  const auto to_half = [&](const std::string& as_f32) {
+    return fmt::format("{}({})", to == DType::f16 ? "af_round_f16" : "af_round_bf16", as_f32);
+  };
+  if (is_float(from)) {
+    if (!is_float(to)) return fmt::format("{}({})", f2i_helper(to), v);
+    if (to == DType::f64) return fmt::format("(double)({})", v);
+    if (from == DType::f64) {
+      if (to == DType::f32) return fmt::format("(float)({})", v);
+      return to_half(fmt::format("af_f64_to_f32_odd({})", v));
+    }
+    // f32/f16/bf16 all hold a float: only a narrower target rounds.
+    if (to == DType::f32) return v;
+    return to_half(v);
+  }
+  // From an integer.
+  if (!is_float(to)) return fmt::format("({})({})", c_compute_type(to), v);
+  if (to == DType::f64) return fmt::format("(double)({})", v);
+  if (to == DType::f32) return fmt::format("(float)({})", v);
+  // f16/bf16: small integers are exact in float; wider ones round to odd first.
+  if (from == DType::i8 || from == DType::u8) return to_half(fmt::format("(float)({})", v));
+  return to_half(fmt::format("af_i64_to_f32_odd((int64_t)({}))", v));
+}
+
+std::string scalar_literal(DType dtype, double value) {
+  if (dtype == DType::boolean) return value != 0 || std::isnan(value) ? "true" : "false";
+  if (is_float(dtype)) return float_literal(round_to_dtype(dtype, value), dtype != DType::f64);
+  return int_literal(dtype, value);
+}
+
+std::string index_expr(DType dtype, const std::string& index) {
+  return cast_expr(DType::i64, dtype, index);
+}
+
+std::string compute_expr(OpKind op, DType operand_dtype, const std::vector<std::string>& args) {
+  using enum OpKind;
+  const OpInfo& info = op_info(op);
+  const size_t arity = info.op_class == OpClass::Where   ? 3
+                       : info.op_class == OpClass::Unary ? 1
+                                                         : 2;
+  AF_CHECK(args.size() == arity, "{} with {} operands", info.name, args.size());
+  const std::string& a = args[0];
+  const std::string b = arity > 1 ? args[1] : std::string();
+  if (op == Where) {
+    // A float select as a blend: g++ may sink an operand's computation into
+    // a ternary's arm and then not vectorize the loop.
+    if (is_float(operand_dtype)) return fmt::format("af_sel({}, {}, {})", a, b, args[2]);
+    if (operand_dtype == DType::boolean) return fmt::format("(({0} & {1}) | (!{0} & {2}))", a, b, args[2]);
+    return fmt::format("({} ? {} : {})", a, b, args[2]);
+  }
+  switch (op) {  // comparisons: every dtype
+    case Eq:
+      return fmt::format("({} == {})", a, b);
+    case Ne:
+      return fmt::format("({} != {})", a, b);
+    case Lt:
+      return fmt::format("({} < {})", a, b);
+    case Le:
+      return fmt::format("({} <= {})", a, b);
+    case Gt:
+      return fmt::format("({} > {})", a, b);
+    case Ge:
+      return fmt::format("({} >= {})", a, b);
+    default:
+      break;
+  }
+  const auto call = [&](const char* fn) {
+    return arity == 1 ? fmt::format("{}({})", fn, a) : fmt::format("{}({}, {})", fn, a, b);
+  };
+  if (operand_dtype == DType::boolean) {
+    switch (op) {
+      case Not:
+        return fmt::format("(!{})", a);
+      case And:
+        return fmt::format("({} && {})", a, b);
+      case Or:
+        return fmt::format("({} || {})", a, b);
+      case Xor:
+        return fmt::format("({} != {})", a, b);
+      default:
+        break;
+    }
+  } else if (is_float(operand_dtype)) {
+    const char* one = operand_dtype == DType::f64 ? "1.0" : "1.0f";
+    switch (op) {
+      case Neg:
+        return fmt::format("(-{})", a);
+      case Abs:
+        return call("af_abs");
+      case Exp:
+        return call("af_exp");
+      case Log:
+        return call("af_log");
+      case Sqrt:
+        return call("af_sqrt");
+      case Rsqrt:
+        return call("af_rsqrt");
+      case Reciprocal:
+        return fmt::format("({} / {})", one, a);
+      case Sin:
+        return call("af_sin");
+      case Cos:
+        return call("af_cos");
+      case Tanh:
+        return call("af_tanh");
+      case Sigmoid:
+        return call("af_sigmoid");
+      case Relu:
+        return call("af_frelu");
+      case Erf:
+        return call("af_erf");
+      case Floor:
+        return call("af_floor");
+      case Ceil:
+        return call("af_ceil");
+      case Round:
+        return call("af_round");
+      case Sign:
+        return call("af_fsign");
+      case IsNan:
+        return call("af_isnan");
+      case IsInf:
+        return call("af_isinf");
+      case Add:
+        return fmt::format("({} + {})", a, b);
+      case Sub:
+        return fmt::format("({} - {})", a, b);
+      case Mul:
+        return fmt::format("({} * {})", a, b);
+      case Div:
+        return fmt::format("({} / {})", a, b);
+      case Pow:
+        return call("af_pow");
+      case Max:
+        return call("af_fmax");
+      case Min:
+        return call("af_fmin");
+      case Mod:
+        return call("af_fmod");
+      default:
+        break;
+    }
+  } else {
+    switch (op) {
+      case Neg:
+        return call("af_wneg");
+      case Abs:
+        return call("af_iabs");
+      case Relu:
+        return call("af_irelu");
+      case Sign:
+        return call("af_isign");
+      case Add:
+        return call("af_wadd");
+      case Sub:
+        return call("af_wsub");
+      case Mul:
+        return call("af_wmul");
+      case Div:
+        return call("af_idiv");
+      case Mod:
+        return call("af_imod");
+      case Pow:
+        return call("af_ipow");
+      case Max:
+        return fmt::format("({0} > {1} ? {0} : {1})", a, b);
+      case Min:
+        return fmt::format("({0} < {1} ? {0} : {1})", a, b);
+      default:
+        break;
+    }
+  }
+  AF_CHECK(false, "op {} on {} in a kernel", info.name, dtype_name(operand_dtype));
+  return {};
+}
+
+ReduceCode reduce_code(OpKind op, DType dtype) {
+  using enum OpKind;
+  ReduceCode r;
+  if (is_float(dtype)) {
+    const bool f = dtype != DType::f64;
+    r.acc_type = c_compute_type(dtype);
+    switch (op) {
+      case ReduceSum:
+      case ReduceMean:
+        r.identity = f ? "0.0f" : "0.0";
+        r.clause = "+";
+        return r;
+      case ReduceProd:
+        r.identity = f ? "1.0f" : "1.0";
+        r.clause = "*";
+        return r;
+      case ReduceMax:
+        r.identity = float_literal(-INFINITY, f);
+        r.clause = "max";
+        r.tracks_nan = true;
+        return r;
+      case ReduceMin:
+        r.identity = float_literal(INFINITY, f);
+        r.clause = "min";
+        r.tracks_nan = true;
+        return r;
+      default:
+        break;
+    }
+  } else if (is_integer(dtype)) {
+    switch (op) {
+      case ReduceSum:  // the low bits of the sum: accumulate in the unsigned type
+        r.acc_type = unsigned_type(dtype);
+        r.identity = "0";
+        r.clause = "+";
+        return r;
+      case ReduceMean:  // the mean divides the full int64 sum
+        r.acc_type = "uint64_t";
+        r.identity = "0";
+        r.clause = "+";
+        return r;
+      case ReduceProd:
+        r.acc_type = unsigned_type(dtype);
+        r.identity = "1";
+        r.clause = "*";
+        return r;
+      case ReduceMax:
+        r.acc_type = c_compute_type(dtype);
+        r.identity = int_lowest(dtype);
+        r.clause = "max";
+        return r;
+      case ReduceMin:
+        r.acc_type = c_compute_type(dtype);
+        r.identity = int_highest(dtype);
+        r.clause = "min";
+        return r;
+      default:
+        break;
+    }
+  }
+  AF_CHECK(false, "reduction {} of {}", op_name(op), dtype_name(dtype));
+  return r;
+}
+
+std::string reduce_update(OpKind op, DType dtype, const std::string& acc, const std::string& nan,
+                          const std::string& value) {
+  using enum OpKind;
+  const ReduceCode code = reduce_code(op, dtype);
+  switch (op) {
+    case ReduceSum:
+    case ReduceMean:
+      if (is_float(dtype)) return fmt::format("{} += {};", acc, value);
+      if (op == ReduceMean)
+        return fmt::format("{} += (uint64_t)(int64_t){};", acc, value);  // sign-extends
+      return fmt::format("{} = ({})({} + ({}){});", acc, code.acc_type, acc, code.acc_type, value);
+    case ReduceProd:
+      if (is_float(dtype)) return fmt::format("{} *= {};", acc, value);
+      return fmt::format("{} = ({})({} * ({}){});", acc, code.acc_type, acc, code.acc_type, value);
+    case ReduceMax:
+    case ReduceMin: {
+      const char* cmp = op == ReduceMax ? ">" : "<";
+      std::string s = fmt::format("{0} = {1} {2} {0} ? {1} : {0};", acc, value, cmp);
+      if (code.tracks_nan) s += fmt::format(" {} |= ({} != {});", nan, value, value);
+      return s;
+    }
+    default:
+      AF_CHECK(false, "not a reduction: {}", op_name(op));
+  }
+  return {};
+}
+
+std::string reduce_result(OpKind op, DType dtype, const std::string& acc, const std::string& nan,
+                          const std::string& count) {
+  using enum OpKind;
+  const std::string type = c_compute_type(dtype);
+  if (is_float(dtype)) {
+    switch (op) {
+      case ReduceSum:
+      case ReduceProd:
+        return acc;
+      case ReduceMean:  // count 0: 0 / 0 is NaN, as ops.h wants
+        return fmt::format("({} / ({})({}))", acc, type, count);
+      case ReduceMax:
+      case ReduceMin:
+        return fmt::format("({} ? {} : {})", nan, float_literal(NAN, dtype != DType::f64), acc);
+      default:
+        break;
+    }
+  } else {
+    switch (op) {
+      case ReduceSum:
+      case ReduceProd:
+        return fmt::format("({})({})", type, acc);
+      case ReduceMean:  // integer mean truncates; empty: 0
+        return fmt::format("({1} == 0 ? ({2})0 : ({2})((int64_t){0} / {1}))", acc, count, type);
+      case ReduceMax:
+      case ReduceMin:
+        return acc;
+      default:
+        break;
+    }
+  }
+  AF_CHECK(false, "not a reduction: {}", op_name(op));
+  return {};
+}
+
+}  // namespace autofuse::codegen::cpu

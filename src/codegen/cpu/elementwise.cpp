@@ -1,0 +1,77 @@
+// The Elementwise template: block b takes the flat elements
+// [b * chunk, min((b + 1) * chunk, work)) of the iteration space, walked as
+// row segments of the last axis (a partial first and last row when the range
+// starts or ends inside a row). Per segment: the outer axes' multi-index is
+// advanced, each buffer's base offset and the row-invariant nodes are
+// computed, then the vectorized loop runs over the segment.
+#include <fmt/format.h>
+
+#include "autofuse/error.h"
+#include "codegen/cpu/kernel_emitter.h"
+
+namespace autofuse::codegen::cpu {
+
+using ascir::AscKind;
+
+std::string KernelEmitter::emit_elementwise() {
+  std::string out = fmt::format(
+      "extern \"C\" void {}_kernel(const void* tiling_data, void* const* args, int64_t block_idx) "
+      "{{\n",
+      name_);
+  out += prologue();
+  out += "  const int64_t begin = block_idx * td->chunk;\n";
+  out += "  const int64_t end = af_min(begin + td->chunk, td->work);\n";
+  out += "  if (begin >= end) return;\n";
+
+  // Level -1: once per call. A store there (an output that does not vary at
+  // all) is written by the block that owns element 0.
+  for (const AscNode& n : graph_.nodes) {
+    if (!live_[static_cast<size_t>(n.id)] || level_[static_cast<size_t>(n.id)] != -1) continue;
+    if (n.kind == AscKind::Store) {
+      std::string store;
+      emit_node(n, "", store);
+      out += "  if (begin == 0) " + store;
+    } else {
+      emit_node(n, "  ", out);
+    }
+  }
+  if (depth_ == 0) return out + "}\n";
+
+  const int inner = kernel_.inner_axes.at(0);
+  out += fmt::format("  const int64_t ninner = {};\n", size(inner));
+  out += "  int64_t c = begin % ninner;  // column of the current row segment\n";
+  out += decompose_row("begin / ninner", "  ");
+  out += "  for (int64_t f = begin; f < end;) {\n";
+  out += "    const int64_t c_end = af_min(ninner, c + (end - f));\n";
+  // Level 0: per row segment. Stores there are written by the segment that
+  // starts the row, so each element is written once.
+  for (const AscNode& n : graph_.nodes) {
+    const int level = level_[static_cast<size_t>(n.id)];
+    if (!live_[static_cast<size_t>(n.id)] || level < 0) continue;
+    if (n.kind == AscKind::Load || n.kind == AscKind::Store)
+      out += fmt::format("    const int64_t b{} = {};\n", n.id, row_base(n));
+  }
+  for (const AscNode& n : graph_.nodes) {
+    if (!live_[static_cast<size_t>(n.id)] || level_[static_cast<size_t>(n.id)] != 0) continue;
+    if (n.kind == AscKind::Store) {
+      std::string store;
+      emit_node(n, "", store);
+      out += "    if (c == 0) " + store;
+    } else {
+      emit_node(n, "    ", out);
+    }
+  }
+  out += "#pragma omp simd\n";
+  out += fmt::format("    for (int64_t i{0} = c; i{0} < c_end; ++i{0}) {{\n", inner);
+  for (const AscNode& n : graph_.nodes)
+    if (live_[static_cast<size_t>(n.id)] && level_[static_cast<size_t>(n.id)] == 1)
+      emit_node(n, "      ", out);
+  out += "    }\n";
+  out += "    f += c_end - c;\n";
+  out += "    c = 0;\n";
+  out += advance_row("    ");
+  out += "  }\n}\n";
+  return out;
+}
+
+}  // namespace autofuse::codegen::cpu

@@ -1,0 +1,218 @@
+// Node levels, addressing and per-node statements shared by the Elementwise
+// and Reduction templates (see kernel_emitter.h).
+#include "codegen/cpu/kernel_emitter.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "autofuse/error.h"
+#include "autofuse/tiling/tiling.h"
+#include "codegen/cpu/c_exprs.h"
+
+namespace autofuse::codegen::cpu {
+
+using ascir::AscKind;
+using schedule::Template;
+
+namespace {
+
+std::string symbol_name(const std::string& s) {
+  return tiling::symbol_field(s);
+}
+
+}  // namespace
+
+KernelEmitter::KernelEmitter(const schedule::ScheduledKernel& kernel, std::string name,
+                             std::string tiling_struct)
+    : kernel_(kernel),
+      graph_(kernel.graph),
+      name_(std::move(name)),
+      tiling_struct_(std::move(tiling_struct)) {
+  const size_t num_nodes = graph_.nodes.size();
+  axis_level_.assign(static_cast<size_t>(graph_.num_axes()), 0);
+  for (size_t j = 0; j < kernel_.inner_axes.size(); ++j)
+    axis_level_.at(static_cast<size_t>(kernel_.inner_axes[j])) = static_cast<int>(j) + 1;
+  depth_ = static_cast<int>(kernel_.inner_axes.size());
+  AF_CHECK(kernel_.kind == Template::Reduction || depth_ <= 1,
+           "elementwise kernel {} with {} inner axes", graph_.name, depth_);
+
+  level_.assign(num_nodes, -1);
+  output_of_store_.assign(num_nodes, -1);
+  for (const AscNode& n : graph_.nodes) {
+    if (n.kind == AscKind::Data) ++num_inputs_;
+    if (n.kind == AscKind::Output)
+      output_of_store_.at(static_cast<size_t>(n.inputs.at(0))) = n.arg_index;
+    if (n.kind == AscKind::Data || n.kind == AscKind::Output) continue;
+    int level = -1;
+    for (int a = 0; a < graph_.num_axes(); ++a)
+      if (varies(n, a)) level = std::max(level, axis_level_[static_cast<size_t>(a)]);
+    if (n.kind == AscKind::Reduce) {
+      level = std::max(level, 0);  // a per-row result, whatever its input
+    } else if (n.kind != AscKind::Load) {
+      for (int in : n.inputs)
+        level = std::max(level, level_.at(static_cast<size_t>(in)));
+    }
+    level_[static_cast<size_t>(n.id)] = level;
+  }
+
+  live_.assign(num_nodes, false);
+  for (size_t i = num_nodes; i-- > 0;) {
+    const AscNode& n = graph_.nodes[i];
+    if (n.kind == AscKind::Store) live_[i] = true;
+    if (!live_[i]) continue;
+    for (int in : n.inputs)
+      live_.at(static_cast<size_t>(in)) = true;
+  }
+}
+
+std::string KernelEmitter::emit() {
+  return kernel_.kind == Template::Reduction ? emit_reduction() : emit_elementwise();
+}
+
+bool KernelEmitter::varies(const AscNode& n, int axis) const {
+  return n.view.repeats.at(static_cast<size_t>(axis)) != sym::Expr(1);
+}
+
+std::string KernelEmitter::value(int id) const {
+  return fmt::format("v{}", id);
+}
+
+std::string KernelEmitter::expr(const sym::Expr& e) const {
+  return sym::to_cpp(e, symbol_name);
+}
+
+std::string KernelEmitter::size(int axis) const {
+  return fmt::format("n{}", axis);
+}
+
+std::string KernelEmitter::prologue() const {
+  std::string out;
+  out += fmt::format("  const {0}* td = (const {0}*)tiling_data;\n", tiling_struct_);
+  // (void): a symbol or size that only the tiling function needs is unused here.
+  for (const std::string& s : graph_.symbols())
+    out += fmt::format("  const int64_t {0} = td->{0};\n  (void){0};\n", symbol_name(s));
+  for (int a = 0; a < graph_.num_axes(); ++a) {
+    const sym::Expr& e = graph_.axes[static_cast<size_t>(a)].size;
+    // A static size is a literal, so the compiler knows the trip count.
+    const std::string v =
+        e.is_const() ? expr(e) : fmt::format("td->{}", tiling::axis_size_field(a));
+    out += fmt::format("  const int64_t {0} = {1};  // {2}\n  (void){0};\n", size(a), v,
+                       graph_.axes[static_cast<size_t>(a)].name);
+  }
+  for (const AscNode& n : graph_.nodes) {
+    if (n.kind == AscKind::Data) {
+      const std::string t = c_storage_type(n.dtype);
+      out += fmt::format("  const {0}* __restrict p{1} = (const {0}*)args[{1}];  // {2}\n", t,
+                         n.arg_index, n.name);
+    } else if (n.kind == AscKind::Output) {
+      const std::string t = c_storage_type(n.dtype);
+      out += fmt::format("  {0}* __restrict q{1} = ({0}*)args[{2}];  // {3}\n", t, n.arg_index,
+                         num_inputs_ + n.arg_index, n.name);
+    }
+  }
+  return out;
+}
+
+std::string KernelEmitter::decompose_row(const std::string& row, const std::string& indent) const {
+  const std::vector<int>& outer = kernel_.outer_axes;
+  if (outer.empty()) return {};
+  std::string out = indent + "int64_t";
+  for (size_t k = 0; k < outer.size(); ++k)
+    out += fmt::format("{} i{}", k ? "," : "", outer[k]);
+  out += ";\n" + indent + "{\n";
+  out += fmt::format("{}  int64_t r = {};\n", indent, row);
+  for (size_t k = outer.size(); k-- > 1;) {
+    out += fmt::format("{0}  i{1} = r % {2};\n{0}  r /= {2};\n", indent, outer[k], size(outer[k]));
+  }
+  out += fmt::format("{}  i{} = r;\n{}}}\n", indent, outer[0], indent);
+  return out;
+}
+
+std::string KernelEmitter::advance_row(const std::string& indent) const {
+  const std::vector<int>& outer = kernel_.outer_axes;
+  if (outer.empty()) return {};
+  // if (++i2 == n2) { i2 = 0; if (++i1 == n1) { i1 = 0; ++i0; } }
+  std::string out;
+  std::string close;
+  for (size_t k = outer.size(); k-- > 1;) {
+    out += fmt::format("if (++i{0} == {1}) {{ i{0} = 0; ", outer[k], size(outer[k]));
+    close += " }";
+  }
+  out += fmt::format("++i{};", outer[0]);
+  return indent + out + close + "\n";
+}
+
+std::string KernelEmitter::row_base(const AscNode& n) const {
+  std::string out = n.view.offset == sym::Expr(0) ? std::string() : expr(n.view.offset);
+  for (int a = 0; a < graph_.num_axes(); ++a) {
+    if (!varies(n, a) || axis_level_[static_cast<size_t>(a)] != 0) continue;
+    const sym::Expr& stride = n.view.strides.at(static_cast<size_t>(a));
+    if (stride == sym::Expr(0)) continue;
+    if (!out.empty()) out += " + ";
+    out +=
+        stride == sym::Expr(1) ? fmt::format("i{}", a) : fmt::format("i{} * ({})", a, expr(stride));
+  }
+  return out.empty() ? "0" : out;
+}
+
+std::string KernelEmitter::address(const AscNode& n) const {
+  if (level_.at(static_cast<size_t>(n.id)) < 0) return expr(n.view.offset);
+  std::string out = fmt::format("b{}", n.id);
+  for (int a = 0; a < graph_.num_axes(); ++a) {
+    if (!varies(n, a) || axis_level_[static_cast<size_t>(a)] == 0) continue;
+    const sym::Expr& stride = n.view.strides.at(static_cast<size_t>(a));
+    if (stride == sym::Expr(0)) continue;
+    out += stride == sym::Expr(1) ? fmt::format(" + i{}", a)
+                                  : fmt::format(" + i{} * ({})", a, expr(stride));
+  }
+  return out;
+}
+
+void KernelEmitter::emit_node(const AscNode& n, const std::string& indent, std::string& out) const {
+  const std::string type = c_compute_type(n.dtype);
+  const auto in = [&](size_t i) -> const AscNode& { return node(n.inputs.at(i)); };
+  std::string rhs;
+  switch (n.kind) {
+    case AscKind::Data:
+    case AscKind::Output:
+      return;
+    case AscKind::Load: {
+      const std::string element = fmt::format("p{}[{}]", in(0).arg_index, address(n));
+      rhs = load_expr(n.dtype, element);
+      break;
+    }
+    case AscKind::Store: {
+      const int arg = output_of_store_.at(static_cast<size_t>(n.id));
+      AF_CHECK(arg >= 0, "store {} feeds no output", n.name);
+      out += fmt::format("{}q{}[{}] = {};  // {}\n", indent, arg, address(n),
+                         store_expr(in(0).dtype, n.dtype, value(in(0).id)), n.name);
+      return;
+    }
+    case AscKind::Scalar:
+      rhs = scalar_literal(n.dtype, n.scalar);
+      break;
+    case AscKind::Index:
+      rhs = index_expr(n.dtype, varies(n, n.axis) ? fmt::format("i{}", n.axis) : "(int64_t)0");
+      break;
+    case AscKind::Compute: {
+      std::vector<std::string> args;
+      for (int id : n.inputs)
+        args.push_back(value(id));
+      const DType operand = n.op == OpKind::Where ? in(1).dtype : in(0).dtype;
+      rhs = compute_expr(n.op, operand, args);
+      break;
+    }
+    case AscKind::Cast:
+      rhs = cast_expr(in(0).dtype, n.dtype, value(in(0).id));
+      break;
+    case AscKind::Broadcast:
+      rhs = value(in(0).id);
+      break;
+    case AscKind::Reduce:
+      AF_CHECK(false, "reduce {} outside the reduction template", n.name);
+  }
+  out += fmt::format("{}const {} {} = {};  // {}\n", indent, type, value(n.id), rhs, n.name);
+}
+
+}  // namespace autofuse::codegen::cpu

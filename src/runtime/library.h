@@ -1,0 +1,93 @@
+// Runtime library implementations of the ops that are not generated
+// kernels (yet): matmul, the data movement ops, and the creation of
+// constants and iotas. They work on raw buffers described by TensorView and
+// take the thread pool for large work. Semantics are those of graph/ops.h
+// (the reference interpreter is the oracle in the tests).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "autofuse/graph/graph.h"
+#include "runtime/thread_pool.h"
+
+namespace autofuse::runtime {
+
+/// Contiguous row-major tensor in runtime memory (not owned).
+struct TensorView {
+  void* data = nullptr;
+  DType dtype = DType::f32;
+  std::span<const int64_t> shape;
+
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    return n;
+  }
+  size_t nbytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype); }
+};
+
+/// A growable, 64-byte aligned scratch buffer that keeps its memory between
+/// uses (no allocation once it is large enough).
+class Scratch {
+ public:
+  Scratch() = default;
+  ~Scratch();
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  /// At least `bytes` bytes, 64-byte aligned; earlier contents are lost on growth.
+  void* get(size_t bytes);
+  size_t capacity() const { return capacity_; }
+
+ private:
+  void* data_ = nullptr;
+  size_t capacity_ = 0;
+};
+
+/// What library ops may use: the pool (blocks of >= min_block_bytes moved)
+/// and per-thread scratch.
+struct LibraryContext {
+  ThreadPool& pool;
+  Scratch& scratch;
+  int64_t min_block_bytes;
+};
+
+/// NumPy matmul (rank >= 2, batch dims broadcast) for f32/f64/f16/bf16:
+/// packed panels and a register-blocked micro-kernel (AVX-512 / AVX2+FMA when
+/// the CPU has them), f32 accumulation for f32/f16/bf16 (f64 for f64),
+/// rounded to the dtype once per element.
+void library_matmul(const TensorView& a, const TensorView& b, const TensorView& out,
+                    LibraryContext& ctx);
+
+/// out[i...] = x[perm-permuted i...].
+void library_transpose(const TensorView& x, std::span<const int64_t> perm, const TensorView& out,
+                       LibraryContext& ctx);
+void library_slice(const TensorView& x, const SliceAttrs& attrs, const TensorView& out,
+                   LibraryContext& ctx);
+void library_concat(std::span<const TensorView> xs, int64_t axis, const TensorView& out,
+                    LibraryContext& ctx);
+void library_split(const TensorView& x, int64_t axis, std::span<const TensorView> outs,
+                   LibraryContext& ctx);
+/// ONNX Gather. UserError (without location) on an index out of range,
+/// before any data moves.
+void library_gather(const TensorView& data, const TensorView& indices, int64_t axis,
+                    const TensorView& out, LibraryContext& ctx);
+/// A copy between equal-sized contiguous buffers (parallel when large).
+void library_copy(void* dst, const void* src, size_t bytes, LibraryContext& ctx);
+
+/// Fills `out` with the constant's values (a splat is rounded once).
+void fill_constant(const ConstantAttrs& attrs, const TensorView& out);
+/// Fills `out` with its index along `axis`.
+void fill_iota(int64_t axis, const TensorView& out);
+
+/// Runs a Library (or creation) node on views of its inputs and outputs.
+/// UserErrors from the op get the node's name and op as their location.
+void run_library_node(const Graph& graph, const Node& node, std::span<const TensorView> inputs,
+                      std::span<const TensorView> outputs, LibraryContext& ctx);
+
+/// Whether run_library_node implements the op.
+bool has_library_impl(OpKind op);
+
+}  // namespace autofuse::runtime

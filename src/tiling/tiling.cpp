@@ -1,0 +1,116 @@
+// Emission of the TilingData struct and the tiling function (see tiling.h).
+#include "autofuse/tiling/tiling.h"
+
+#include <fmt/format.h>
+
+#include "autofuse/error.h"
+
+namespace autofuse::tiling {
+
+namespace {
+
+using ascir::AscGraph;
+using ascir::AscKind;
+using ascir::AscNode;
+using schedule::ScheduledKernel;
+using schedule::Template;
+
+std::string symbol_local(const std::string& name) {
+  return symbol_field(name);
+}
+
+bool varies_along(const AscNode& n, int axis) {
+  return n.view.repeats.at(static_cast<size_t>(axis)) != sym::Expr(1);
+}
+
+}  // namespace
+
+std::string symbol_field(std::string_view symbol) {
+  return fmt::format("s_{}", symbol);
+}
+
+std::string axis_size_field(int axis) {
+  return fmt::format("size{}", axis);
+}
+
+sym::Expr work_units(const ScheduledKernel& kernel) {
+  const AscGraph& g = kernel.graph;
+  sym::Expr units(1);
+  if (kernel.kind == Template::Reduction) {
+    for (int a : kernel.outer_axes)
+      units = units * g.axes.at(static_cast<size_t>(a)).size;
+  } else {
+    for (const ascir::Axis& axis : g.axes)
+      units = units * axis.size;
+  }
+  return units;
+}
+
+sym::Expr bytes_per_unit(const ScheduledKernel& kernel) {
+  const AscGraph& g = kernel.graph;
+  sym::Expr bytes(0);
+  for (const AscNode& n : g.nodes) {
+    if (n.kind != AscKind::Load && n.kind != AscKind::Store) continue;
+    const sym::Expr size(static_cast<int64_t>(dtype_size(n.dtype)));
+    if (kernel.kind == Template::Reduction) {
+      sym::Expr extent(1);
+      for (int a : kernel.inner_axes)
+        if (varies_along(n, a)) extent = extent * g.axes.at(static_cast<size_t>(a)).size;
+      bytes = bytes + size * extent;
+    } else if (kernel.inner_axes.empty() || varies_along(n, kernel.inner_axes.back())) {
+      bytes = bytes + size;
+    }
+  }
+  return sym::max(bytes, sym::Expr(1));
+}
+
+TilingSource emit_tiling(const ScheduledKernel& kernel, const std::string& name) {
+  const AscGraph& g = kernel.graph;
+  const std::vector<std::string> symbols = g.symbols();
+  TilingSource out;
+  out.struct_name = name + "_tiling_data";
+
+  std::string& c = out.code;
+  c += fmt::format("struct {} {{\n  af_tiling_header header;\n", out.struct_name);
+  for (const std::string& s : symbols)
+    c += fmt::format("  int64_t {};\n", symbol_field(s));
+  for (int a = 0; a < g.num_axes(); ++a)
+    c += fmt::format("  int64_t {};  // {} = {}\n", axis_size_field(a),
+                     g.axes[static_cast<size_t>(a)].name,
+                     g.axes[static_cast<size_t>(a)].size.to_string());
+  c += fmt::format("  int64_t {};  // {} in total\n", kWorkField,
+                   kernel.kind == Template::Reduction ? "rows" : "elements");
+  c += fmt::format("  int64_t {};  // per block\n}};\n\n", kChunkField);
+
+  c += fmt::format("extern \"C\" int64_t {}_tiling_data_size(void) {{\n", name);
+  c += fmt::format("  return (int64_t)sizeof({});\n}}\n\n", out.struct_name);
+
+  c += fmt::format(
+      "extern \"C\" void {}_tiling(const int64_t* symbols, const af_machine* machine,\n"
+      "    void* tiling_data) {{\n",
+      name);
+  c += fmt::format("  {}* td = ({}*)tiling_data;\n", out.struct_name, out.struct_name);
+  for (size_t i = 0; i < symbols.size(); ++i) {
+    c += fmt::format("  const int64_t {} = symbols[{}];\n", symbol_local(symbols[i]), i);
+    c += fmt::format("  td->{} = {};\n", symbol_field(symbols[i]), symbol_local(symbols[i]));
+  }
+  auto print = [](const sym::Expr& e) {
+    return sym::to_cpp(e, [](const std::string& s) { return symbol_local(s); });
+  };
+  for (int a = 0; a < g.num_axes(); ++a)
+    c += fmt::format("  td->{} = {};\n", axis_size_field(a),
+                     print(g.axes[static_cast<size_t>(a)].size));
+  c += fmt::format("  const int64_t units = {};\n", print(work_units(kernel)));
+  // Elementwise blocks take whole vectors (no shared output cache lines);
+  // Reduction blocks take whole rows.
+  const char* align = kernel.kind == Template::Elementwise ? "machine->vector_bytes" : "1";
+  c += fmt::format("  const af_block_split split = af_choose_blocks(units, {}, {}, machine);\n",
+                   print(bytes_per_unit(kernel)), align);
+  c += "  td->header.block_dim = split.block_dim;\n";
+  c += "  td->header.tiling_key = 0;\n";
+  c += fmt::format("  td->{} = units;\n", kWorkField);
+  c += fmt::format("  td->{} = split.chunk;\n}}\n", kChunkField);
+  return out;
+}
+
+}  // namespace autofuse::tiling

@@ -1,0 +1,61 @@
+#include "tools/compare.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "autofuse/error.h"
+
+namespace autofuse::tools {
+
+Tolerance tolerance_for(DType dtype) {
+  switch (dtype) {
+    case DType::f32:
+      return {1e-5, 1e-4};
+    case DType::f64:
+      return {1e-12, 1e-10};
+    case DType::f16:
+      return {1e-2, 1e-2};
+    case DType::bf16:
+      return {6e-2, 6e-2};
+    default:
+      return {0, 0};
+  }
+}
+
+Comparison compare(const HostTensor& got, const HostTensor& want, Tolerance tolerance) {
+  if (got.dtype() != want.dtype() || got.shape() != want.shape())
+    throw UserError(
+        fmt::format("cannot compare {} with {}", got.type_string(), want.type_string()));
+  Comparison c;
+  const bool exact = !is_float(want.dtype());
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    bool mismatch = false;
+    if (exact) {
+      int64_t g = got.get_i64(i), w = want.get_i64(i);
+      double err = std::abs(static_cast<double>(g) - static_cast<double>(w));
+      c.max_abs_err = std::max(c.max_abs_err, err);
+      if (w != 0) c.max_rel_err = std::max(c.max_rel_err, err / std::abs(static_cast<double>(w)));
+      mismatch = g != w;
+    } else {
+      double g = got.get_f64(i), w = want.get_f64(i);
+      if (std::isnan(w) || std::isnan(g)) {
+        mismatch = std::isnan(w) != std::isnan(g);
+      } else if (std::isinf(w) || std::isinf(g)) {
+        mismatch = g != w;
+      } else {
+        double err = std::abs(g - w);
+        c.max_abs_err = std::max(c.max_abs_err, err);
+        if (w != 0) c.max_rel_err = std::max(c.max_rel_err, err / std::abs(w));
+        mismatch = err > tolerance.atol + tolerance.rtol * std::abs(w);
+      }
+    }
+    if (mismatch) {
+      if (c.mismatches == 0) c.first_mismatch = i;
+      ++c.mismatches;
+    }
+  }
+  return c;
+}
+
+}  // namespace autofuse::tools

@@ -1,0 +1,160 @@
+// End-to-end tests of the compile pipeline through the CLI: kernel counts,
+// `run --check` against the reference on shapes that hit block and tile
+// tails, compile-once for many shapes, the disk cache across processes, and
+// the failure modes (no compiler, corrupt cache entry).
+#include <filesystem>
+#include <fstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_runner.h"
+
+namespace autofuse::testing {
+namespace {
+
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
+// Every example, with the symbols it has.
+const char* const kExamples[] = {"layernorm.af",     "softmax.af",       "gelu.af",
+                                 "chain10.af",       "rmsnorm.af",       "softmax_mask.af",
+                                 "layernorm_f16.af", "layernorm_bf16.af"};
+
+struct Env {
+  std::string cache = "AUTOFUSE_CACHE_DIR=" + make_temp_dir();
+};
+
+nlohmann::json run_json(const std::vector<std::string>& args, const std::vector<std::string>& env,
+                        int expected_exit = 0) {
+  CliResult r = run_cli(args, env);
+  EXPECT_EQ(r.exit_code, expected_exit) << "stderr: " << r.err << "\nstdout: " << r.out;
+  if (r.out.empty()) return {};
+  return nlohmann::json::parse(r.out);
+}
+
+TEST(PipelineCli, EveryExampleFusesToOneKernel) {
+  for (const char* example : kExamples) {
+    SCOPED_TRACE(example);
+    auto doc = run_json({"fuse", example_path(example), "--json"}, {});
+    EXPECT_EQ(doc["kernels"], 1);
+  }
+}
+
+TEST(PipelineCli, UnfusedHasOneKernelPerOp) {
+  auto doc = run_json({"fuse", example_path("chain10.af"), "--unfused", "--json"}, {});
+  EXPECT_EQ(doc["kernels"], 10);
+}
+
+// N x D shapes: 1, small primes, block/tile tails; the large ones only
+// without sanitizers (they are slow under ASan and test nothing new there).
+std::vector<std::string> shape_args() {
+  std::vector<int> ns = {1, 3, 17, 1000, 4097}, ds = {1, 7, 768, 1023, 4096};
+  std::vector<std::string> args;
+  for (int n : ns)
+    for (int d : ds) {
+      if (kSanitized && static_cast<long>(n) * d > 100000) continue;
+      args.push_back("--shape");
+      args.push_back("N=" + std::to_string(n) + ",D=" + std::to_string(d));
+    }
+  return args;
+}
+
+TEST(PipelineCli, RunCheckPassesOnEveryExampleAndShape) {
+  Env env;
+  for (const char* example : kExamples) {
+    SCOPED_TRACE(example);
+    std::vector<std::string> args = {"run", example_path(example), "--check", "--json"};
+    for (const auto& a : shape_args())
+      args.push_back(a);
+    auto doc = run_json(args, {env.cache});
+    EXPECT_EQ(doc["ok"], true);
+    EXPECT_EQ(doc["kernels"], 1);
+    for (const auto& run : doc["runs"]) {
+      EXPECT_EQ(run["ok"], true) << run.dump();
+    }
+  }
+}
+
+TEST(PipelineCli, UnfusedRunCheckPasses) {
+  Env env;
+  auto doc = run_json({"run", example_path("layernorm.af"), "--unfused", "--check", "--json",
+                       "--shape", "N=3,D=7", "--shape", "N=17,D=1023"},
+                      {env.cache});
+  EXPECT_EQ(doc["ok"], true);
+  EXPECT_EQ(doc["kernels"], 9);  // every op but the constant
+}
+
+TEST(PipelineCli, TwentyShapesOneCompileAndSecondProcessHitsTheCache) {
+  Env env;
+  std::vector<std::string> args = {"run", example_path("softmax.af"), "--check", "--json"};
+  for (int i = 1; i <= 20; ++i) {
+    args.push_back("--shape");
+    args.push_back("N=" + std::to_string(i * 7 % 23 + 1) + ",D=" + std::to_string(i * 37 + 1));
+  }
+  auto first = run_json(args, {env.cache});
+  EXPECT_EQ(first["ok"], true);
+  EXPECT_EQ(first["runs"].size(), 20u);
+  EXPECT_EQ(first["compiles"], 1);
+  auto second = run_json(args, {env.cache});
+  EXPECT_EQ(second["compiles"], 0);
+  EXPECT_EQ(second["cache_hits"], 1);
+}
+
+TEST(PipelineCli, CorruptCacheEntryIsRecompiled) {
+  Env env;
+  std::string dir = env.cache.substr(env.cache.find('=') + 1);
+  std::vector<std::string> args = {
+      "run", example_path("gelu.af"), "--check", "--json", "--shape", "N=3,D=5"};
+  EXPECT_EQ(run_json(args, {env.cache})["compiles"], 1);
+  int corrupted = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(dir))
+    if (entry.path().extension() == ".so") {
+      std::ofstream(entry.path(), std::ios::trunc) << "not an ELF file";
+      ++corrupted;
+    }
+  ASSERT_GT(corrupted, 0);
+  auto doc = run_json(args, {env.cache});
+  EXPECT_EQ(doc["ok"], true);
+  EXPECT_EQ(doc["compiles"], 1);
+}
+
+TEST(PipelineCli, MissingCompilerIsAClearError) {
+  Env env;
+  CliResult r = run_cli({"run", example_path("gelu.af"), "--shape", "N=3,D=5"},
+                        {env.cache, "CXX=/nonexistent/bin/c++"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("/nonexistent/bin/c++"));
+}
+
+TEST(PipelineCli, FuseDumpsEveryStage) {
+  Env env;
+  std::string dump = make_temp_dir();
+  CliResult r = run_cli({"fuse", example_path("layernorm.af"), "--dump-dir", dump}, {env.cache});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dump))
+    names.push_back(entry.path().filename());
+  std::string all = ::testing::PrintToString(names);
+  EXPECT_THAT(all, HasSubstr("fused"));
+  EXPECT_THAT(all, HasSubstr("ascgraph"));
+  EXPECT_THAT(all, HasSubstr("schedule"));
+  EXPECT_THAT(all, HasSubstr(".cpp"));
+}
+
+}  // namespace
+}  // namespace autofuse::testing

@@ -1,0 +1,150 @@
+#include "codegen_test_util.h"
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "autofuse/ascir/lower.h"
+#include "autofuse/fuse/loop_axes.h"
+#include "autofuse/ref/interpreter.h"
+#include "autofuse/ref/random.h"
+
+namespace autofuse::codegen_test {
+
+schedule::ScheduledKernel schedule_graph(const Graph& graph) {
+  fuse::Region region;
+  region.kind = fuse::RegionKind::Kernel;
+  region.name = graph.name();
+  for (const Node& n : graph.nodes())
+    region.nodes.push_back(n.id);
+  region.inputs = graph.inputs();
+  region.outputs = graph.outputs();
+  const fuse::FusionDecision d = fuse::map_loop_axes(graph, region.nodes, region.loop_axes);
+  if (!d.ok()) throw std::runtime_error("no loop axes for " + graph.name() + ": " + d.reason());
+  ascir::AscGraph asc = ascir::lower_region(graph, region);
+  ascir::elide_casts(asc);
+  return schedule::schedule_kernel(std::move(asc));
+}
+
+std::shared_ptr<jit::Module> compile(const codegen::ModuleSource& module) {
+  jit::CompilerOptions options;
+  options.cache_dir = (std::filesystem::temp_directory_path() / "autofuse-codegen-tests").string();
+  jit::CompileStats stats;
+  return jit::compile_and_load(module.code, options, stats);
+}
+
+af_machine one_core() {
+  return af_machine{1, 32 << 10, 1 << 20, 32 << 20, 64, 1 << 16};
+}
+
+af_machine many_tiny_blocks(int64_t cores, int64_t vector_bytes) {
+  return af_machine{cores, 32 << 10, 1 << 20, 32 << 20, vector_bytes, 1};
+}
+
+KernelRun run_kernel(const jit::Module& module, const codegen::KernelSource& k,
+                     const ascir::AscGraph& asc, const Graph& graph,
+                     const std::vector<HostTensor>& inputs, const sym::Binding& binding,
+                     const af_machine& machine) {
+  using SizeFn = int64_t (*)();
+  using TilingFn = void (*)(const int64_t*, const af_machine*, void*);
+  using KernelFn = void (*)(const void*, void* const*, int64_t);
+  auto size_fn = reinterpret_cast<SizeFn>(module.symbol(k.name + "_tiling_data_size"));
+  auto tiling_fn = reinterpret_cast<TilingFn>(module.symbol(k.name + "_tiling"));
+  auto kernel_fn = reinterpret_cast<KernelFn>(module.symbol(k.name + "_kernel"));
+
+  std::vector<int64_t> symbols;
+  for (const std::string& s : k.symbols)
+    symbols.push_back(binding.at(s));
+  const int64_t td_size = size_fn();
+  std::vector<int64_t> td(static_cast<size_t>((td_size + 7) / 8) + 1, 0);
+  tiling_fn(symbols.data(), &machine, td.data());
+  const auto* header = reinterpret_cast<const af_tiling_header*>(td.data());
+
+  KernelRun run;
+  run.block_dim = header->block_dim;
+  std::vector<void*> args;
+  for (ValueId v : asc.inputs) {
+    const auto& ins = graph.inputs();
+    const auto it = std::find(ins.begin(), ins.end(), v);
+    if (it == ins.end()) throw std::runtime_error("kernel input is not a graph input");
+    args.push_back(const_cast<void*>(inputs.at(static_cast<size_t>(it - ins.begin())).data()));
+  }
+  for (ValueId v : asc.outputs) {
+    const TensorType& t = graph.value(v).type;
+    run.outputs.emplace_back(t.dtype, concrete_shape(t.shape, binding));
+    std::memset(run.outputs.back().data(), 0xA5, run.outputs.back().nbytes());
+  }
+  for (HostTensor& out : run.outputs)
+    args.push_back(out.data());
+  for (int64_t b = 0; b < header->block_dim; ++b)
+    kernel_fn(td.data(), args.data(), b);
+  return run;
+}
+
+::testing::AssertionResult tensors_close(const HostTensor& got, const HostTensor& want, double rtol,
+                                         double atol) {
+  if (got.dtype() != want.dtype() || got.shape() != want.shape())
+    return ::testing::AssertionFailure()
+           << "got " << got.type_string() << ", want " << want.type_string();
+  int bad = 0;
+  std::string report;
+  for (int64_t i = 0; i < got.numel(); ++i) {
+    bool ok;
+    if (!is_float(got.dtype())) {
+      ok = got.get_i64(i) == want.get_i64(i);
+    } else {
+      const double g = got.get_f64(i);
+      const double w = want.get_f64(i);
+      if (std::isnan(w) || std::isnan(g))
+        ok = std::isnan(w) && std::isnan(g);
+      else if (std::isinf(w) || std::isinf(g))
+        ok = g == w;
+      else
+        ok = std::fabs(g - w) <= atol + rtol * std::fabs(w);
+    }
+    if (!ok && ++bad <= 8) {
+      report +=
+          is_float(got.dtype())
+              ? fmt::format("\n  [{}] got {:.9g}, want {:.9g}", i, got.get_f64(i), want.get_f64(i))
+              : fmt::format("\n  [{}] got {}, want {}", i, got.get_i64(i), want.get_i64(i));
+    }
+  }
+  if (bad == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << bad << " of " << got.numel() << " elements differ" << report;
+}
+
+std::string check_cases(std::vector<GraphCase>& cases, uint64_t seed) {
+  std::vector<schedule::ScheduledKernel> kernels;
+  for (GraphCase& c : cases)
+    kernels.push_back(schedule_graph(c.graph));
+  const codegen::ModuleSource module = codegen::generate_cpu_module(kernels);
+  const std::shared_ptr<jit::Module> so = compile(module);
+  const af_machine machines[] = {one_core(), many_tiny_blocks(3, 1), many_tiny_blocks(7, 4),
+                                 many_tiny_blocks(2, 64)};
+  for (size_t i = 0; i < cases.size(); ++i) {
+    GraphCase& c = cases[i];
+    for (const sym::Binding& binding : c.bindings) {
+      std::vector<HostTensor> inputs = random_inputs(c.graph, binding, seed);
+      if (c.make_inputs != nullptr) inputs = c.make_inputs(c.graph, binding);
+      const std::vector<HostTensor> want = run_reference(c.graph, inputs, binding);
+      for (const af_machine& m : machines) {
+        const KernelRun run =
+            run_kernel(*so, module.kernels[i], kernels[i].graph, c.graph, inputs, binding, m);
+        std::string where = fmt::format("{} with", c.label);
+        for (const auto& [s, v] : binding)
+          where += fmt::format(" {}={}", s, v);
+        where += fmt::format(", cores {} vector {} -> {} blocks", m.cores, m.vector_bytes,
+                             run.block_dim);
+        for (size_t o = 0; o < want.size(); ++o)
+          EXPECT_TRUE(tensors_close(run.outputs.at(o), want[o], c.rtol, c.atol))
+              << where << ", output " << o;
+      }
+    }
+  }
+  return module.code;
+}
+
+}  // namespace autofuse::codegen_test

@@ -1,0 +1,69 @@
+// Helpers for the codegen tests: a whole graph scheduled as one kernel,
+// modules compiled with the JIT, kernels run block by block on host tensors
+// and compared with the reference interpreter.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "autofuse/codegen/cpu_codegen.h"
+#include "autofuse/codegen/kernel_abi.h"
+#include "autofuse/graph/graph.h"
+#include "autofuse/jit/compiler.h"
+#include "autofuse/ref/tensor.h"
+#include "autofuse/schedule/schedule.h"
+
+namespace autofuse::codegen_test {
+
+/// Every node of `graph` in one Kernel region (loop axes from
+/// fuse::map_loop_axes), lowered, casts elided, and scheduled.
+schedule::ScheduledKernel schedule_graph(const Graph& graph);
+
+/// Compiles and loads a module with the JIT's default flags (cached in a
+/// folder under the system temp dir).
+std::shared_ptr<jit::Module> compile(const codegen::ModuleSource& module);
+
+/// Machines for the cost model: one core; and many cores with tiny blocks,
+/// so that blocks split rows and vectors unevenly.
+af_machine one_core();
+af_machine many_tiny_blocks(int64_t cores, int64_t vector_bytes);
+
+struct KernelRun {
+  std::vector<HostTensor> outputs;
+  int64_t block_dim = 0;
+};
+
+/// Runs kernel `k` of `module` on `inputs` (graph input order): the tiling
+/// function, then every block in turn. Outputs start filled with a garbage
+/// pattern, so unwritten elements show.
+KernelRun run_kernel(const jit::Module& module, const codegen::KernelSource& k,
+                     const ascir::AscGraph& asc, const Graph& graph,
+                     const std::vector<HostTensor>& inputs, const sym::Binding& binding,
+                     const af_machine& machine);
+
+/// Elementwise comparison. Integers and bools exactly; floats within
+/// atol + rtol * |want| (NaN matches NaN, infinities must match exactly).
+::testing::AssertionResult tensors_close(const HostTensor& got, const HostTensor& want, double rtol,
+                                         double atol);
+
+/// One graph to test: compiled with others in one module, then run for
+/// several bindings on several machines and compared with the reference.
+struct GraphCase {
+  std::string label;
+  Graph graph;
+  std::vector<sym::Binding> bindings;
+  double rtol = 1e-6;
+  double atol = 1e-6;
+  /// Optional: replaces the random inputs (given the random ones).
+  std::vector<HostTensor> (*make_inputs)(const Graph&, const sym::Binding&) = nullptr;
+};
+
+/// Schedules, generates one module for all cases, compiles it, runs every
+/// case for every binding with one_core() and two split machines, and
+/// checks the outputs against run_reference. Returns the module source.
+std::string check_cases(std::vector<GraphCase>& cases, uint64_t seed = 1);
+
+}  // namespace autofuse::codegen_test

@@ -1,0 +1,251 @@
+// The kernel prelude compiled the way modules are: f16/bf16 conversions
+// bit-exact against support/half.h, vector math against glibc over sweeps of
+// bit patterns (denormals, huge |x|, inf and NaN included), the cost model,
+// and the floor-division helpers. AUTOFUSE_EXHAUSTIVE=1 sweeps all 2^32
+// floats instead of a sample (about a minute).
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <map>
+#include <vector>
+
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "autofuse/support/half.h"
+#include "codegen_test_util.h"
+
+namespace autofuse::codegen_test {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr const char* kFunctions[] = {"exp", "log", "tanh", "erf", "sin", "cos", "sigmoid"};
+
+/// The prelude plus array loops over its functions, as a module.
+const jit::Module& prelude_module() {
+  static const std::shared_ptr<jit::Module> module = [] {
+    codegen::ModuleSource source;
+    source.code = std::string(codegen::kernel_prelude());
+    const auto loop = [&](const char* name, const char* in, const char* out, const char* fn) {
+      source.code += fmt::format(
+          "extern \"C\" void t_{0}(const {1}* __restrict x, {2}* __restrict y, int64_t n) {{\n"
+          "#pragma omp simd\n"
+          "  for (int64_t i = 0; i < n; ++i) y[i] = {3}(x[i]);\n}}\n",
+          name, in, out, fn);
+    };
+    loop("f16_to_f32", "uint16_t", "float", "af_f16_to_f32");
+    loop("bf16_to_f32", "uint16_t", "float", "af_bf16_to_f32");
+    loop("f32_to_f16", "float", "uint16_t", "af_f32_to_f16");
+    loop("f32_to_bf16", "float", "uint16_t", "af_f32_to_bf16");
+    for (const char* f : kFunctions)
+      loop(f, "float", "float", fmt::format("af_{}", f).c_str());
+    source.code +=
+        "extern \"C\" void t_choose(int64_t units, int64_t bytes, int64_t align,\n"
+        "    const af_machine* m, int64_t* out) {\n"
+        "  const af_block_split s = af_choose_blocks(units, bytes, align, m);\n"
+        "  out[0] = s.block_dim;\n  out[1] = s.chunk;\n}\n"
+        "extern \"C\" void t_div(int64_t a, int64_t b, int64_t* out) {\n"
+        "  out[0] = af_floordiv(a, b);\n  out[1] = af_mod(a, b);\n"
+        "  out[2] = af_ceildiv(a, b);\n}\n";
+    return compile(source);
+  }();
+  return *module;
+}
+
+template <typename Fn>
+Fn fn(const char* name) {
+  return reinterpret_cast<Fn>(prelude_module().symbol(std::string("t_") + name));
+}
+
+bool exhaustive() {
+  const char* e = std::getenv("AUTOFUSE_EXHAUSTIVE");
+  return e != nullptr && std::string(e) == "1";
+}
+
+/// Float bit patterns to test: every `stride`-th one, and every pattern
+/// whose low 16 bits are a rounding edge for f16 (bit 12) or bf16 (bit 15).
+std::vector<uint32_t> sweep(uint32_t stride) {
+  std::vector<uint32_t> bits;
+  for (uint64_t u = 0; u < (uint64_t{1} << 32); u += stride)
+    bits.push_back(static_cast<uint32_t>(u));
+  const uint32_t edges[] = {0x0000, 0x0001, 0x0fff, 0x1000, 0x1001, 0x1fff, 0x2000,
+                            0x2fff, 0x3000, 0x7fff, 0x8000, 0x8001, 0xffff};
+  for (uint32_t top = 0; top < 0x10000; ++top)
+    for (uint32_t low : edges)
+      bits.push_back(top << 16 | low);
+  return bits;
+}
+
+void for_each_chunk(uint32_t stride, const std::function<void(const std::vector<uint32_t>&)>& f) {
+  if (!exhaustive()) return f(sweep(stride));
+  std::vector<uint32_t> chunk(1 << 24);
+  for (uint64_t base = 0; base < (uint64_t{1} << 32); base += chunk.size()) {
+    for (size_t i = 0; i < chunk.size(); ++i)
+      chunk[i] = static_cast<uint32_t>(base + i);
+    f(chunk);
+  }
+}
+
+TEST(Prelude, HalfToFloatIsExactForEveryInput) {
+  std::vector<uint16_t> h(65536);
+  for (uint32_t i = 0; i < 65536; ++i)
+    h[i] = static_cast<uint16_t>(i);
+  std::vector<float> y(h.size());
+  using Fn = void (*)(const uint16_t*, float*, int64_t);
+  fn<Fn>("f16_to_f32")(h.data(), y.data(), 65536);
+  for (uint32_t i = 0; i < 65536; ++i)
+    ASSERT_EQ(float_bits(y[i]), float_bits(f16_to_f32(h[i]))) << "f16 bits " << i;
+  fn<Fn>("bf16_to_f32")(h.data(), y.data(), 65536);
+  for (uint32_t i = 0; i < 65536; ++i)
+    ASSERT_EQ(float_bits(y[i]), float_bits(bf16_to_f32(h[i]))) << "bf16 bits " << i;
+}
+
+TEST(Prelude, FloatToHalfRoundsLikeHalfH) {
+  using Fn = void (*)(const float*, uint16_t*, int64_t);
+  int64_t checked = 0;
+  for_each_chunk(4099, [&](const std::vector<uint32_t>& bits) {
+    std::vector<float> x(bits.size());
+    for (size_t i = 0; i < bits.size(); ++i)
+      x[i] = bits_float(bits[i]);
+    std::vector<uint16_t> h(x.size()), b(x.size());
+    fn<Fn>("f32_to_f16")(x.data(), h.data(), static_cast<int64_t>(x.size()));
+    fn<Fn>("f32_to_bf16")(x.data(), b.data(), static_cast<int64_t>(x.size()));
+    for (size_t i = 0; i < x.size(); ++i) {
+      ASSERT_EQ(h[i], f32_to_f16(x[i])) << fmt::format("f16 of bits {:#x}", bits[i]);
+      ASSERT_EQ(b[i], f32_to_bf16(x[i])) << fmt::format("bf16 of bits {:#x}", bits[i]);
+    }
+    checked += static_cast<int64_t>(x.size());
+  });
+  EXPECT_GT(checked, 1'000'000);
+}
+
+int64_t ordered(float f) {
+  const auto i = static_cast<int32_t>(float_bits(f));
+  return i < 0 ? int64_t{std::numeric_limits<int32_t>::min()} - i : i;
+}
+
+float glibc(const std::string& name, float x) {
+  if (name == "exp") return std::exp(x);
+  if (name == "log") return std::log(x);
+  if (name == "tanh") return std::tanh(x);
+  if (name == "erf") return std::erf(x);
+  if (name == "sin") return std::sin(x);
+  if (name == "cos") return std::cos(x);
+  return 1.0f / (1.0f + std::exp(-x));  // sigmoid as the reference computes it
+}
+
+TEST(Prelude, VectorMathIsWithinAFewUlpOfGlibc) {
+  using Fn = void (*)(const float*, float*, int64_t);
+  const std::map<std::string, int64_t> max_ulp = {{"exp", 1}, {"log", 1}, {"tanh", 2},   {"erf", 2},
+                                                  {"sin", 1}, {"cos", 1}, {"sigmoid", 4}};
+  for (const char* name : kFunctions) {
+    int64_t worst = 0;
+    float worst_x = 0;
+    for_each_chunk(4099, [&](const std::vector<uint32_t>& bits) {
+      std::vector<float> x(bits.size()), y(bits.size());
+      for (size_t i = 0; i < bits.size(); ++i)
+        x[i] = bits_float(bits[i]);
+      fn<Fn>(name)(x.data(), y.data(), static_cast<int64_t>(x.size()));
+      for (size_t i = 0; i < x.size(); ++i) {
+        const float want = glibc(name, x[i]);
+        if (std::isnan(want) || std::isnan(y[i])) {
+          ASSERT_EQ(std::isnan(want), std::isnan(y[i]))
+              << name << "(" << x[i] << ") = " << y[i] << ", glibc " << want;
+          continue;
+        }
+        const int64_t d = std::llabs(ordered(y[i]) - ordered(want));
+        if (d > worst) {
+          worst = d;
+          worst_x = x[i];
+        }
+      }
+    });
+    EXPECT_LE(worst, max_ulp.at(name))
+        << name << " is " << worst << " ulp off at x = " << fmt::format("{:a}", worst_x);
+  }
+}
+
+TEST(Prelude, VectorMathEdgeValues) {
+  using Fn = void (*)(const float*, float*, int64_t);
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> x = {0.0f,      -0.0f,   inf,     -inf,   nan,
+                                1e-45f,    -1e-45f, 3e38f,   -3e38f, 88.72283f,
+                                88.72284f, -103.9f, -104.0f, 1e5f,   12345.678f};
+  std::vector<float> y(x.size());
+  for (const char* name : kFunctions) {
+    fn<Fn>(name)(x.data(), y.data(), static_cast<int64_t>(x.size()));
+    for (size_t i = 0; i < x.size(); ++i) {
+      const float want = glibc(name, x[i]);
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(y[i])) << name << "(" << x[i] << ")";
+      } else {
+        EXPECT_LE(std::llabs(ordered(y[i]) - ordered(want)), 4)
+            << name << "(" << x[i] << ") = " << y[i] << ", glibc " << want;
+      }
+    }
+  }
+}
+
+TEST(Prelude, CostModel) {
+  using Fn = void (*)(int64_t, int64_t, int64_t, const af_machine*, int64_t*);
+  auto choose = fn<Fn>("choose");
+  const af_machine m{4, 32 << 10, 1 << 20, 32 << 20, 64, 64 << 10};
+  int64_t out[2];
+  choose(1000, 8, 64, &m, out);  // 8 KB: one block, no thread wake-up
+  EXPECT_EQ(out[0], 1);
+  EXPECT_GE(out[1], 1000);
+  choose(1 << 20, 8, 64, &m, out);  // 8 MB: every core
+  EXPECT_EQ(out[0], 4);
+  EXPECT_EQ(out[1], (1 << 20) / 4);
+  choose(20000, 8, 64, &m, out);  // 160 KB: two blocks of >= 64 KB
+  EXPECT_EQ(out[0], 2);
+  for (int64_t units : {1, 63, 64, 65, 1000, 4097, 100003}) {
+    for (int64_t align : {1, 16, 64}) {
+      const af_machine tiny{7, 32 << 10, 1 << 20, 32 << 20, 64, 1};
+      choose(units, 4, align, &tiny, out);
+      EXPECT_GE(out[0], 1);
+      EXPECT_LE(out[0], 7);
+      EXPECT_EQ(out[1] % align, 0) << units << " units, align " << align;
+      EXPECT_GE(out[0] * out[1], units);        // everything covered
+      EXPECT_LT((out[0] - 1) * out[1], units);  // no empty block
+    }
+  }
+  choose(0, 4, 64, &m, out);
+  EXPECT_EQ(out[0], 1);
+  EXPECT_EQ(out[1], 0);
+}
+
+TEST(Prelude, FloorDivision) {
+  using Fn = void (*)(int64_t, int64_t, int64_t*);
+  auto div = fn<Fn>("div");
+  int64_t out[3];
+  for (int64_t a : {-7, -6, -1, 0, 1, 6, 7}) {
+    for (int64_t b : {-3, -1, 1, 3}) {
+      div(a, b, out);
+      const int64_t q = static_cast<int64_t>(std::floor(static_cast<double>(a) / b));
+      EXPECT_EQ(out[0], q) << a << " // " << b;
+      EXPECT_EQ(out[1], a - b * q) << a << " mod " << b;
+      EXPECT_EQ(out[2], static_cast<int64_t>(std::ceil(static_cast<double>(a) / b)));
+    }
+  }
+}
+
+TEST(Prelude, IncludesLittle) {
+  const std::string_view prelude = codegen::kernel_prelude();
+  size_t includes = 0;
+  for (size_t at = prelude.find("#include"); at != std::string_view::npos;
+       at = prelude.find("#include", at + 1))
+    ++includes;
+  // kernel_abi.h and the prelude include <stdint.h>; half.h <cstdint> and <cstring>.
+  EXPECT_LE(includes, 4u);
+  EXPECT_THAT(std::string(prelude), HasSubstr("af_choose_blocks"));
+}
+
+}  // namespace
+}  // namespace autofuse::codegen_test
