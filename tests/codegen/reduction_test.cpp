@@ -116,8 +116,7 @@ TEST(Reduction, ThreePassesWithRowOutputs) {
   Tensor y = b.div(xc, b.sqrt(b.add(var, b.scalar(1e-5))));
   Tensor m2 = b.reduce_max(y, {1}, true);
   Tensor m3 = b.reduce(OpKind::ReduceMin, b.mul(y, m2), {1}, true);  // a fourth pass
-  Tensor p =
-      b.reduce(OpKind::ReduceProd, b.add(b.mul(xc, b.scalar(0.01)), b.scalar(1)), {1}, true);
+  Tensor p = b.reduce(OpKind::ReduceProd, b.add(b.mul(xc, b.scalar(0.01)), b.scalar(1)), {1}, true);
   cases.push_back(
       {"stats", std::move(b).build({y, mean, var, m2, xc, m3, p}), nd_bindings(), 1e-5, 1e-5});
   check_cases(cases);

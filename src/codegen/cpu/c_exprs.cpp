@@ -280,7 +280,8 @@ std::string compute_expr(OpKind op, DType operand_dtype, const std::vector<std::
     // A float select as a blend: g++ may sink an operand's computation into
     // a ternary's arm and then not vectorize the loop.
     if (is_float(operand_dtype)) return fmt::format("af_sel({}, {}, {})", a, b, args[2]);
-    if (operand_dtype == DType::boolean) return fmt::format("(({0} & {1}) | (!{0} & {2}))", a, b, args[2]);
+    if (operand_dtype == DType::boolean)
+      return fmt::format("(({0} & {1}) | (!{0} & {2}))", a, b, args[2]);
     return fmt::format("({} ? {} : {})", a, b, args[2]);
   }
   switch (op) {  // comparisons: every dtype
