@@ -2,6 +2,12 @@
 // unfused executables of a graph (interleaved repetitions, medians) and
 // reports the bandwidth of the bytes that must move (graph inputs read once,
 // outputs written once) against STREAM measured in the same run.
+//
+// Interleaving is by rounds: each round runs one executable kBlock times in a
+// row, untimed first, then the other. Alternating single runs would time
+// each one right after the other executable had filled the caches with its
+// own (dirty) buffers, which measured the neighbour more than the kernel
+// (LayerNorm [16384, 1024]: 4.2 ms alternating vs 3.35 ms in a row).
 #include <algorithm>
 #include <chrono>
 #include <iostream>
@@ -45,6 +51,8 @@ int run(const BenchOptions& options) {
   std::vector<sym::Binding> bindings = bindings_for_graph(*graph, options.shapes);
   auto fused = runtime::Executable::build(graph, compile_options(true));
   auto unfused = runtime::Executable::build(graph, compile_options(false));
+  // STREAM is measured before and after the timings and the better figure
+  // kept, so a noisy moment does not flatter the kernel's ratio.
   StreamResult stream = measure_stream();
   nlohmann::json results = nlohmann::json::array();
   for (const sym::Binding& binding : bindings) {
@@ -58,16 +66,23 @@ int run(const BenchOptions& options) {
       bytes += static_cast<double>(t.nbytes());
     for (int i = 0; i < 3; ++i)
       time_once(*fused, inputs, out_fused), time_once(*unfused, inputs, out_unfused);
-    // Adaptive: about 1 s in total, between 10 and 10000 interleaved pairs.
+    // Adaptive: about 1 s in total, between 10 and 10000 timed runs each.
     int reps = options.reps;
     if (reps <= 0) {
       double pair = time_once(*fused, inputs, out_fused) + time_once(*unfused, inputs, out_unfused);
       reps = static_cast<int>(std::clamp(1.0 / std::max(pair, 1e-9), 10.0, 10000.0));
     }
+    constexpr int kBlock = 5;
     std::vector<double> t_fused, t_unfused;
-    for (int r = 0; r < reps; ++r) {
-      t_fused.push_back(time_once(*fused, inputs, out_fused));
-      t_unfused.push_back(time_once(*unfused, inputs, out_unfused));
+    auto round = [&](runtime::Executable& exe, std::vector<HostTensor>& out,
+                     std::vector<double>& times) {
+      time_once(exe, inputs, out);  // settles caches and threads after the other one
+      for (int i = 0; i < kBlock && static_cast<int>(times.size()) < reps; ++i)
+        times.push_back(time_once(exe, inputs, out));
+    };
+    while (static_cast<int>(t_fused.size()) < reps) {
+      round(*fused, out_fused, t_fused);
+      round(*unfused, out_unfused, t_unfused);
     }
     double fused_s = median(t_fused), unfused_s = median(t_unfused);
     double gbps = bytes / fused_s / 1e9;
@@ -81,14 +96,28 @@ int run(const BenchOptions& options) {
                         {"stream_gbps", stream.triad_gbps},
                         {"stream_copy_gbps", stream.copy_gbps},
                         {"pct_of_stream", 100.0 * gbps / stream.triad_gbps}};
-    if (!options.json)
-      std::cout << fmt::format(
-          "{} [{}]: fused {:.4f} ms, unfused {:.4f} ms, speedup {:.2f}x; {:.1f} GB/s = {:.0f}% of "
-          "STREAM triad {:.1f} GB/s ({} reps)\n",
-          graph->name(), binding_to_string(binding, graph->symbols()), fused_s * 1e3,
-          unfused_s * 1e3, unfused_s / fused_s, gbps, 100.0 * gbps / stream.triad_gbps,
-          stream.triad_gbps, reps);
     results.push_back(std::move(r));
+  }
+  StreamResult after = measure_stream();
+  for (auto& r : results) {
+    double best = std::max(r["stream_gbps"].get<double>(), after.triad_gbps);
+    r["stream_gbps"] = best;
+    r["stream_copy_gbps"] = std::max(r["stream_copy_gbps"].get<double>(), after.copy_gbps);
+    r["pct_of_stream"] = 100.0 * r["gbps"].get<double>() / best;
+  }
+  if (!options.json) {
+    std::cout << fmt::format(
+        "{}: STREAM triad {:.1f} GB/s before, {:.1f} GB/s after (best is used)\n", graph->name(),
+        stream.triad_gbps, after.triad_gbps);
+    for (size_t i = 0; i < results.size(); ++i) {
+      const auto& r = results[i];
+      std::cout << fmt::format(
+          "[{}]: fused {:.4f} ms, unfused {:.4f} ms, speedup {:.2f}x; {:.1f} GB/s = {:.0f}% of "
+          "STREAM triad ({} reps)\n",
+          binding_to_string(bindings[i], graph->symbols()), r["fused_ms"].get<double>(),
+          r["unfused_ms"].get<double>(), r["speedup"].get<double>(), r["gbps"].get<double>(),
+          r["pct_of_stream"].get<double>(), r["reps"].get<int>());
+    }
   }
   if (options.json) {
     nlohmann::json doc = {{"graph", graph->name()},

@@ -3,12 +3,28 @@
 #pragma once
 
 #include <cstdint>
+#include <new>
 #include <string>
 #include <vector>
 
 #include "autofuse/graph/dtype.h"
 
 namespace autofuse {
+
+/// Allocates on 64-byte (cache-line, AVX-512 vector) boundaries, so kernels
+/// reading a HostTensor in place never split a vector load across lines.
+template <typename T>
+struct CacheLineAllocator {
+  using value_type = T;
+  static constexpr std::align_val_t kAlignment{64};
+  CacheLineAllocator() = default;
+  template <typename U>
+  CacheLineAllocator(const CacheLineAllocator<U>&) {}  // NOLINT(google-explicit-constructor)
+  T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlignment)); }
+  void deallocate(T* p, size_t) { ::operator delete(p, kAlignment); }
+  template <typename U>
+  bool operator==(const CacheLineAllocator<U>&) const { return true; }
+};
 
 class HostTensor {
  public:
@@ -51,7 +67,7 @@ class HostTensor {
   DType dtype_ = DType::f32;
   std::vector<int64_t> shape_;
   int64_t numel_ = 0;
-  std::vector<uint64_t> storage_;  // 8-byte aligned
+  std::vector<uint64_t, CacheLineAllocator<uint64_t>> storage_;
 };
 
 }  // namespace autofuse
