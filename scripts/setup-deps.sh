@@ -7,6 +7,8 @@ packages=(
   g++ cmake ninja-build pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev libfmt-dev nlohmann-json3-dev
+  libonnx-dev libprotobuf-dev protobuf-compiler libdnnl-dev
+  python3-venv
 )
 missing=()
 for p in "${packages[@]}"; do
