@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 
 #include "autofuse/graph/graph.h"
@@ -46,18 +47,43 @@ class Scratch {
   size_t capacity_ = 0;
 };
 
+/// oneDNN state for library_matmul: the CPU engine, a stream and one
+/// primitive per problem (dims, broadcast pattern, dtype) seen so far, so a
+/// shape that ran before creates nothing. One per Executable; not
+/// thread-safe (an Executable runs one call at a time). Defined in
+/// library_matmul.cpp.
+class MatmulCache {
+ public:
+  MatmulCache();
+  ~MatmulCache();
+  MatmulCache(const MatmulCache&) = delete;
+  MatmulCache& operator=(const MatmulCache&) = delete;
+  /// Primitives created so far (for tests).
+  int size() const;
+
+  struct Impl;
+  Impl& impl() { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
 /// What library ops may use: the pool (blocks of >= min_block_bytes moved)
 /// and per-thread scratch.
 struct LibraryContext {
   ThreadPool& pool;
   Scratch& scratch;
   int64_t min_block_bytes;
+  /// Primitive cache for matmul; null: a temporary one per call (correct,
+  /// but it creates the oneDNN primitive every time).
+  MatmulCache* matmul_cache = nullptr;
 };
 
 /// NumPy matmul (rank >= 2, batch dims broadcast) for f32/f64/f16/bf16:
-/// packed panels and a register-blocked micro-kernel (AVX-512 / AVX2+FMA when
-/// the CPU has them), f32 accumulation for f32/f16/bf16 (f64 for f64),
-/// rounded to the dtype once per element.
+/// oneDNN's matmul primitive for f32 and bf16 (and f16 through f32 staging
+/// where oneDNN lacks an f16 kernel for the CPU), f32 accumulation, rounded
+/// to the dtype once per element; a plain loop over the pool for f64
+/// (oneDNN has no f64 matmul). oneDNN threads with its own OpenMP runtime.
 void library_matmul(const TensorView& a, const TensorView& b, const TensorView& out,
                     LibraryContext& ctx);
 

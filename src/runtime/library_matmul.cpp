@@ -1,13 +1,39 @@
 // matmul: NumPy semantics (rank >= 2, broadcast batch dims) for float
-// dtypes. Classic packed GEMM without K blocking: for a block of NC output
-// columns the whole K x NC slab of B is packed (converted to the
-// accumulation type, zero-padded to panels of NR columns, sized to stay in
-// L2), then for each group of MR rows the MR x K sliver of A is packed and
-// a register-blocked micro-kernel computes MR x NR tiles over all of K,
-// rounded to the dtype once. Work units (batch, column block, row chunk) are
-// spread over the thread pool.
+// dtypes, through oneDNN's matmul primitive.
+//
+// The shapes are first normalized: out batch dims of size 1 are dropped and
+// adjacent batch dims with the same broadcast pattern (a broadcast, b
+// broadcast, neither) merge, so almost every problem is a oneDNN matmul of
+// rank <= 5 whose size-1 batch dims broadcast; b shared by every batch of a
+// folds into M (one 2-D GEMM). Rarer patterns with more merged dims run one
+// 2-D primitive per batch.
+//
+// Primitives are cached per problem in the MatmulCache (creating one costs
+// far more than a small matmul); memory objects are kept in the entry and
+// only get new data handles per run, and the scratchpad is user-managed from
+// the context's Scratch, so a repeated shape allocates nothing here (oneDNN's
+// execute itself makes a few small allocations for its argument map). All
+// caches share one immutable CPU engine, so a context without a cache still
+// hits oneDNN's own (engine-keyed) kernel cache instead of generating code.
+//
+// dtypes: f32 and bf16 natively (f32 accumulation, rounded once). f16 runs
+// natively where oneDNN has a CPU kernel for it (AVX512-FP16); elsewhere it
+// is converted to f32 in scratch, multiplied in f32 and rounded once, which
+// gives the same result. oneDNN has no f64 matmul: f64 is a plain loop over
+// the thread pool.
+//
+// Threads: Debian's libdnnl is built with DNNL_CPU_RUNTIME=OMP (it links
+// libgomp), so oneDNN parallelizes with its own OpenMP team (OMP_NUM_THREADS,
+// default one per core), not with the runtime's pool; the pool's workers are
+// idle while a library op runs.
 #include <algorithm>
+#include <array>
+#include <compare>
 #include <cstring>
+#include <map>
+#include <optional>
+
+#include <oneapi/dnnl/dnnl.hpp>
 
 #include "autofuse/error.h"
 #include "autofuse/support/half.h"
@@ -21,137 +47,19 @@ namespace autofuse::runtime {
 
 namespace {
 
-constexpr int kMR = 6;
-/// Packed B slab budget: K * NC accumulators (half of a typical 1 MiB L2).
-constexpr int64_t kSlabBytes = 512 * 1024;
-/// Below this many multiply-adds one thread does it all (~10-20 us).
+constexpr int kMaxBatchRank = 16;
+/// Merged batch dims handed to one oneDNN primitive (ndims = this + 2).
+constexpr int kMaxDnnlBatchRank = 3;
+/// Below this many multiply-adds the f64 loop runs on one thread.
 constexpr int64_t kParallelFma = int64_t{1} << 18;
 
-template <typename Acc>
-using MicroKernel = void (*)(int64_t k, const Acc* a, const Acc* b, Acc* c);
-
-/// Portable micro-kernel: c[MR][NR] = sum_k a[k][MR] * b[k][NR].
-template <typename Acc, int NR>
-void kernel_generic(int64_t k_len, const Acc* a, const Acc* b, Acc* c) {
-  Acc acc[kMR][NR] = {};
-  for (int64_t k = 0; k < k_len; ++k) {
-    const Acc* bk = b + k * NR;
-    const Acc* ak = a + k * kMR;
-    for (int r = 0; r < kMR; ++r)
-      for (int j = 0; j < NR; ++j)
-        acc[r][j] += ak[r] * bk[j];
-  }
-  for (int r = 0; r < kMR; ++r)
-    for (int j = 0; j < NR; ++j)
-      c[r * NR + j] = acc[r][j];
-}
-
-#if defined(__x86_64__)
-// AVX-512: 6 rows x 32 columns in 12 zmm accumulators (enough independent
-// FMAs to cover their latency on two FMA ports).
-__attribute__((target("avx512f"))) void kernel_f32_avx512(int64_t k_len, const float* a,
-                                                          const float* b, float* c) {
-  __m512 c00 = _mm512_setzero_ps(), c01 = _mm512_setzero_ps(), c10 = _mm512_setzero_ps(),
-         c11 = _mm512_setzero_ps(), c20 = _mm512_setzero_ps(), c21 = _mm512_setzero_ps(),
-         c30 = _mm512_setzero_ps(), c31 = _mm512_setzero_ps(), c40 = _mm512_setzero_ps(),
-         c41 = _mm512_setzero_ps(), c50 = _mm512_setzero_ps(), c51 = _mm512_setzero_ps();
-  for (int64_t k = 0; k < k_len; ++k) {
-    const __m512 b0 = _mm512_loadu_ps(b + k * 32);
-    const __m512 b1 = _mm512_loadu_ps(b + k * 32 + 16);
-    const float* ak = a + k * kMR;
-#define AF_ROW(r)                              \
-  {                                            \
-    const __m512 x = _mm512_set1_ps(ak[r]);    \
-    c##r##0 = _mm512_fmadd_ps(x, b0, c##r##0); \
-    c##r##1 = _mm512_fmadd_ps(x, b1, c##r##1); \
-  }
-    AF_ROW(0) AF_ROW(1) AF_ROW(2) AF_ROW(3) AF_ROW(4) AF_ROW(5)
-#undef AF_ROW
-  }
-#define AF_STORE(r)                      \
-  _mm512_storeu_ps(c + (r)*32, c##r##0); \
-  _mm512_storeu_ps(c + (r)*32 + 16, c##r##1);
-  AF_STORE(0) AF_STORE(1) AF_STORE(2) AF_STORE(3) AF_STORE(4) AF_STORE(5)
-#undef AF_STORE
-}
-
-// AVX2 + FMA: 6 rows x 16 columns in 12 ymm accumulators.
-__attribute__((target("avx2,fma"))) void kernel_f32_avx2(int64_t k_len, const float* a,
-                                                         const float* b, float* c) {
-  __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps(), c10 = _mm256_setzero_ps(),
-         c11 = _mm256_setzero_ps(), c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps(),
-         c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps(), c40 = _mm256_setzero_ps(),
-         c41 = _mm256_setzero_ps(), c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
-  for (int64_t k = 0; k < k_len; ++k) {
-    const __m256 b0 = _mm256_loadu_ps(b + k * 16);
-    const __m256 b1 = _mm256_loadu_ps(b + k * 16 + 8);
-    const float* ak = a + k * kMR;
-#define AF_ROW(r)                                 \
-  {                                               \
-    const __m256 x = _mm256_broadcast_ss(ak + r); \
-    c##r##0 = _mm256_fmadd_ps(x, b0, c##r##0);    \
-    c##r##1 = _mm256_fmadd_ps(x, b1, c##r##1);    \
-  }
-    AF_ROW(0) AF_ROW(1) AF_ROW(2) AF_ROW(3) AF_ROW(4) AF_ROW(5)
-#undef AF_ROW
-  }
-#define AF_STORE(r)                      \
-  _mm256_storeu_ps(c + (r)*16, c##r##0); \
-  _mm256_storeu_ps(c + (r)*16 + 8, c##r##1);
-  AF_STORE(0) AF_STORE(1) AF_STORE(2) AF_STORE(3) AF_STORE(4) AF_STORE(5)
-#undef AF_STORE
-}
-#endif
-
-template <typename Acc>
-struct KernelChoice {
-  MicroKernel<Acc> fn;
-  int nr;
-};
-
-KernelChoice<float> choose_f32_kernel() {
-#if defined(__x86_64__)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return {kernel_f32_avx512, 32};
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return {kernel_f32_avx2, 16};
-#endif
-  return {kernel_generic<float, 16>, 16};
-}
-
-// Element access per dtype: storage type and conversion to/from Acc.
-struct F32 {
-  using Storage = float;
-  using Acc = float;
-  static float load(float v) { return v; }
-  static float store(float v) { return v; }
-};
-struct F64 {
-  using Storage = double;
-  using Acc = double;
-  static double load(double v) { return v; }
-  static double store(double v) { return v; }
-};
-struct F16 {
-  using Storage = uint16_t;
-  using Acc = float;
-  static float load(uint16_t v) { return f16_to_f32(v); }
-  static uint16_t store(float v) { return f32_to_f16(v); }
-};
-struct BF16 {
-  using Storage = uint16_t;
-  using Acc = float;
-  static float load(uint16_t v) { return bf16_to_f32(v); }
-  static uint16_t store(float v) { return f32_to_bf16(v); }
-};
-
-/// Shapes reduced to: `batches` pairs of (M x K) @ (K x N) matrices.
+/// A matmul reduced to merged batch dims: out[b..., M, N] = a[b'..., M, K] @
+/// b[b''..., K, N], where a_batch/b_batch hold 1 for a broadcast dim.
 struct Problem {
-  int64_t m = 0, n = 0, k = 0;
-  int64_t batches = 1;
+  int64_t m = 0, k = 0, n = 0;
   int batch_rank = 0;
-  const int64_t* out_batch = nullptr;  // out batch dims
-  int64_t a_stride[16] = {};           // per out batch dim: matrices to step in a (0: broadcast)
-  int64_t b_stride[16] = {};
+  int64_t batches = 1;
+  std::array<int64_t, kMaxBatchRank> out_batch{}, a_batch{}, b_batch{};
 };
 
 Problem make_problem(const TensorView& a, const TensorView& b, const TensorView& out) {
@@ -164,139 +72,85 @@ Problem make_problem(const TensorView& a, const TensorView& b, const TensorView&
   p.n = b.shape[rb - 1];
   AF_CHECK(b.shape[rb - 2] == p.k && out.shape[ro - 2] == p.m && out.shape[ro - 1] == p.n,
            "matmul shapes");
-  p.batch_rank = ro - 2;
-  if (p.batch_rank > 16)
-    throw UserError(
-        fmt::format("matmul with {} batch dims: the runtime supports 16", p.batch_rank));
-  p.out_batch = out.shape.data();
-  // Strides (in matrices) of a's and b's batch dims, right-aligned to out's.
-  int64_t sa = 1, sb = 1;
-  for (int d = p.batch_rank - 1; d >= 0; --d) {
+  int last_pattern = -1;
+  for (int d = 0; d < ro - 2; ++d) {
     const int da = d - (ro - ra), db = d - (ro - rb);
     const int64_t na = da >= 0 ? a.shape[da] : 1, nb = db >= 0 ? b.shape[db] : 1;
-    p.a_stride[d] = na == 1 ? 0 : sa;
-    p.b_stride[d] = nb == 1 ? 0 : sb;
-    sa *= na;
-    sb *= nb;
-    p.batches *= out.shape[d];
+    const int64_t no = out.shape[d];
+    AF_CHECK((na == no || na == 1) && (nb == no || nb == 1), "matmul batch dim {}: {} {} -> {}", d,
+             na, nb, no);
+    p.batches *= no;
+    if (no == 1) continue;  // size 1 everywhere: no stride, no pattern
+    const int pattern = (na == 1 ? 1 : 0) | (nb == 1 ? 2 : 0);
+    if (pattern == last_pattern) {
+      const int i = p.batch_rank - 1;
+      p.out_batch[i] *= no;
+      p.a_batch[i] *= na;
+      p.b_batch[i] *= nb;
+      continue;
+    }
+    if (p.batch_rank == kMaxBatchRank)
+      throw UserError(fmt::format(
+          "matmul with more than {} batch dims of alternating broadcast patterns", kMaxBatchRank));
+    p.out_batch[p.batch_rank] = no;
+    p.a_batch[p.batch_rank] = na;
+    p.b_batch[p.batch_rank] = nb;
+    ++p.batch_rank;
+    last_pattern = pattern;
   }
-  // b shared by every batch and a not broadcast: one (batches*M) x K matmul.
-  bool a_full = true, b_shared = true;
-  for (int d = 0; d < p.batch_rank; ++d) {
-    if (p.b_stride[d] != 0 && out.shape[d] != 1) b_shared = false;
-    if (p.a_stride[d] == 0 && out.shape[d] != 1) a_full = false;
-  }
-  if (b_shared && a_full && p.batches > 1) {
-    p.m *= p.batches;
-    p.batches = 1;
+  if (p.batches == 0) p.batch_rank = 0;
+  // b shared by every batch, a not broadcast: one (batches * M) x K matmul.
+  if (p.batch_rank == 1 && p.b_batch[0] == 1 && p.a_batch[0] != 1) {
+    p.m *= p.out_batch[0];
     p.batch_rank = 0;
   }
+  if (p.batch_rank == 0) p.batches = p.batches == 0 ? 0 : 1;
   return p;
 }
 
-/// Matrix offsets of batch `index` in a and b.
-void batch_offsets(const Problem& p, int64_t index, int64_t& a_off, int64_t& b_off) {
-  a_off = b_off = 0;
+/// Matrix offsets of batch `index` in a and b (row-major over merged dims).
+void batch_offsets(const Problem& p, int64_t index, int64_t& a_mat, int64_t& b_mat) {
+  a_mat = b_mat = 0;
+  int64_t sa = 1, sb = 1;
   for (int d = p.batch_rank - 1; d >= 0; --d) {
     const int64_t i = index % p.out_batch[d];
     index /= p.out_batch[d];
-    a_off += i * p.a_stride[d];
-    b_off += i * p.b_stride[d];
+    if (p.a_batch[d] != 1) a_mat += i * sa;
+    if (p.b_batch[d] != 1) b_mat += i * sb;
+    sa *= p.a_batch[d];
+    sb *= p.b_batch[d];
   }
 }
 
-template <typename E>
-void matmul_typed(const TensorView& av, const TensorView& bv, const TensorView& outv,
-                  KernelChoice<typename E::Acc> kernel, LibraryContext& ctx) {
-  using S = typename E::Storage;
-  using Acc = typename E::Acc;
-  const Problem p = make_problem(av, bv, outv);
-  if (p.m == 0 || p.n == 0 || p.batches == 0) return;
-  const auto* A = static_cast<const S*>(av.data);
-  const auto* B = static_cast<const S*>(bv.data);
-  auto* C = static_cast<S*>(outv.data);
-  const int nr = kernel.nr;
+// ---- f64: a plain loop -------------------------------------------------------
+
+void matmul_f64(const Problem& p, const double* A, const double* B, double* C,
+                LibraryContext& ctx) {
   const int64_t M = p.m, N = p.n, K = p.k;
-
-  // Column block: the packed K x NC slab stays in L2.
-  const int64_t n_padded = (N + nr - 1) / nr * nr;
-  int64_t nc = kSlabBytes / (std::max<int64_t>(K, 1) * static_cast<int64_t>(sizeof(Acc)));
-  nc = std::clamp<int64_t>(nc / nr * nr, nr, n_padded);
-  const int64_t col_blocks = (N + nc - 1) / nc;
-
-  // Row chunks: enough units for every thread when the work is large.
   const int64_t threads = ctx.pool.num_threads();
-  const int64_t fma = p.batches * M * N * std::max<int64_t>(K, 1);
-  const bool parallel = threads > 1 && fma >= kParallelFma;
-  int64_t row_chunk = M;
-  if (parallel && p.batches * col_blocks < 4 * threads) {
-    const int64_t want = (4 * threads + p.batches * col_blocks - 1) / (p.batches * col_blocks);
-    row_chunk = std::max<int64_t>((M + want - 1) / want, 4 * kMR);
-    row_chunk = (row_chunk + kMR - 1) / kMR * kMR;
-  }
-  const int64_t row_chunks = (M + row_chunk - 1) / row_chunk;
-  const int64_t units = p.batches * col_blocks * row_chunks;
-
-  // Per-thread scratch: B slab, A sliver, one output tile.
-  auto align = [](int64_t elems) {
-    return (elems * static_cast<int64_t>(sizeof(Acc)) + 63) / 64 * 64;
-  };
-  const int64_t slab_bytes = align(K * nc), sliver_bytes = align(K * kMR),
-                tile_bytes = align(kMR * nr);
-  const int64_t per_thread = slab_bytes + sliver_bytes + tile_bytes;
-  char* scratch = static_cast<char*>(
-      ctx.scratch.get(static_cast<size_t>(per_thread * (parallel ? threads : 1))));
-
-  auto run_unit = [&](int64_t unit, int thread) {
-    const int64_t rc = unit % row_chunks;
-    const int64_t cb = (unit / row_chunks) % col_blocks;
-    const int64_t batch = unit / (row_chunks * col_blocks);
+  const bool parallel = threads > 1 && p.batches * M * N * K >= kParallelFma;
+  const int64_t row_chunk =
+      parallel ? std::max<int64_t>(1, (p.batches * M + 4 * threads - 1) / (4 * threads)) : M;
+  const int64_t chunks_per_batch = (M + row_chunk - 1) / row_chunk;
+  auto run_unit = [&](int64_t unit, int) {
+    const int64_t batch = unit / chunks_per_batch, r0 = (unit % chunks_per_batch) * row_chunk;
     int64_t a_mat = 0, b_mat = 0;
     batch_offsets(p, batch, a_mat, b_mat);
-    const S* a = A + a_mat * M * K;
-    const S* b = B + b_mat * K * N;
-    S* c = C + batch * M * N;
-    char* base = scratch + thread * per_thread;
-    Acc* slab = reinterpret_cast<Acc*>(base);
-    Acc* sliver = reinterpret_cast<Acc*>(base + slab_bytes);
-    Acc* tile = reinterpret_cast<Acc*>(base + slab_bytes + sliver_bytes);
-
-    const int64_t j0 = cb * nc, cols = std::min(nc, N - j0);
-    const int64_t panels = (cols + nr - 1) / nr;
-    for (int64_t pnl = 0; pnl < panels; ++pnl) {
-      Acc* dst = slab + pnl * K * nr;
-      const int64_t jp = j0 + pnl * nr, w = std::min<int64_t>(nr, N - jp);
+    const double* a = A + a_mat * M * K;
+    const double* b = B + b_mat * K * N;
+    double* c = C + batch * M * N;
+    for (int64_t i = r0; i < std::min(M, r0 + row_chunk); ++i) {
+      double* crow = c + i * N;
+      std::fill(crow, crow + N, 0.0);
       for (int64_t k = 0; k < K; ++k) {
-        const S* src = b + k * N + jp;
-        Acc* d = dst + k * nr;
-        for (int64_t j = 0; j < w; ++j)
-          d[j] = E::load(src[j]);
-        for (int64_t j = w; j < nr; ++j)
-          d[j] = Acc(0);
-      }
-    }
-    const int64_t i_end = std::min(M, (rc + 1) * row_chunk);
-    for (int64_t i0 = rc * row_chunk; i0 < i_end; i0 += kMR) {
-      const int64_t rows = std::min<int64_t>(kMR, i_end - i0);
-      for (int64_t k = 0; k < K; ++k) {
-        Acc* d = sliver + k * kMR;
-        for (int64_t r = 0; r < rows; ++r)
-          d[r] = E::load(a[(i0 + r) * K + k]);
-        for (int64_t r = rows; r < kMR; ++r)
-          d[r] = Acc(0);
-      }
-      for (int64_t pnl = 0; pnl < panels; ++pnl) {
-        kernel.fn(K, sliver, slab + pnl * K * nr, tile);
-        const int64_t jp = j0 + pnl * nr, w = std::min<int64_t>(nr, N - jp);
-        for (int64_t r = 0; r < rows; ++r) {
-          S* crow = c + (i0 + r) * N + jp;
-          const Acc* trow = tile + r * nr;
-          for (int64_t j = 0; j < w; ++j)
-            crow[j] = E::store(trow[j]);
-        }
+        const double aik = a[i * K + k];
+        const double* brow = b + k * N;
+        for (int64_t j = 0; j < N; ++j)
+          crow[j] += aik * brow[j];
       }
     }
   };
+  const int64_t units = p.batches * chunks_per_batch;
   if (!parallel) {
     for (int64_t u = 0; u < units; ++u)
       run_unit(u, 0);
@@ -305,24 +159,264 @@ void matmul_typed(const TensorView& av, const TensorView& bv, const TensorView& 
   ctx.pool.parallel_for(units, run_unit);
 }
 
+// ---- oneDNN ------------------------------------------------------------------
+
+/// The dims of one primitive: nd = merged batch rank + 2.
+struct ProblemKey {
+  DType dtype = DType::f32;
+  int nd = 0;
+  std::array<int64_t, kMaxDnnlBatchRank + 2> a{}, b{};
+  auto operator<=>(const ProblemKey&) const = default;
+};
+
+struct Entry {
+  dnnl::matmul prim;
+  dnnl::memory src, weights, dst, scratchpad;
+  size_t scratchpad_bytes = 0;
+  bool staged_f32 = false;  ///< f16 computed through f32 copies
+};
+
+dnnl::memory::data_type dnnl_type(DType dt) {
+  switch (dt) {
+    case DType::f32:
+      return dnnl::memory::data_type::f32;
+    case DType::f16:
+      return dnnl::memory::data_type::f16;
+    case DType::bf16:
+      return dnnl::memory::data_type::bf16;
+    default:
+      AF_CHECK(false, "no oneDNN matmul for {}", dtype_name(dt));
+  }
+}
+
+/// Dense row-major strides (a size-1 dim gets the stride it would have).
+dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims, dnnl::memory::data_type dt) {
+  dnnl::memory::dims strides(dims.size());
+  int64_t s = 1;
+  for (size_t i = dims.size(); i-- > 0;) {
+    strides[i] = s;
+    s *= std::max<int64_t>(dims[i], 1);
+  }
+  return dnnl::memory::desc(dims, dt, strides);
+}
+
+/// The CPU engine: created once, immutable afterwards. Sharing it lets
+/// oneDNN's own primitive cache (keyed by engine) serve contexts without a
+/// MatmulCache, instead of generating kernels again.
+const dnnl::engine& cpu_engine() {
+  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+}  // namespace
+
+struct MatmulCache::Impl {
+  const dnnl::engine* engine = nullptr;
+  std::optional<dnnl::stream> stream;
+  std::map<ProblemKey, Entry> entries;
+
+  Entry& get(const ProblemKey& key);
+  Entry create(const ProblemKey& key, DType compute);
+};
+
+MatmulCache::MatmulCache() : impl_(std::make_unique<Impl>()) {}
+MatmulCache::~MatmulCache() = default;
+int MatmulCache::size() const {
+  return static_cast<int>(impl_->entries.size());
+}
+
+Entry MatmulCache::Impl::create(const ProblemKey& key, DType compute) {
+  using dnnl::memory;
+  const memory::data_type dt = dnnl_type(compute);
+  memory::dims a(key.a.begin(), key.a.begin() + key.nd), b(key.b.begin(), key.b.begin() + key.nd);
+  memory::dims c(key.nd);
+  for (int i = 0; i < key.nd - 2; ++i)
+    c[i] = std::max(a[i], b[i]);
+  c[key.nd - 2] = a[key.nd - 2];
+  c[key.nd - 1] = b[key.nd - 1];
+  const memory::desc a_md = plain_desc(a, dt), b_md = plain_desc(b, dt), c_md = plain_desc(c, dt);
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), attr, *engine);
+  Entry e;
+  e.prim = dnnl::matmul(pd);
+  e.src = memory(a_md, *engine, DNNL_MEMORY_NONE);
+  e.weights = memory(b_md, *engine, DNNL_MEMORY_NONE);
+  e.dst = memory(c_md, *engine, DNNL_MEMORY_NONE);
+  e.scratchpad_bytes = pd.scratchpad_desc().get_size();
+  if (e.scratchpad_bytes > 0)
+    e.scratchpad = memory(pd.scratchpad_desc(), *engine, DNNL_MEMORY_NONE);
+  return e;
+}
+
+Entry& MatmulCache::Impl::get(const ProblemKey& key) {
+  if (auto it = entries.find(key); it != entries.end()) return it->second;
+  if (engine == nullptr) {
+    engine = &cpu_engine();
+    stream.emplace(*engine);
+  }
+  Entry e;
+  try {
+    try {
+      e = create(key, key.dtype);
+    } catch (const dnnl::error& err) {
+      // No native f16 kernel on this CPU: multiply f32 copies instead.
+      if (key.dtype != DType::f16 || err.status != dnnl_unimplemented) throw;
+      e = create(key, DType::f32);
+      e.staged_f32 = true;
+    }
+  } catch (const dnnl::error& err) {
+    AF_CHECK(false, "oneDNN matmul {} for {}: {}", dtype_name(key.dtype),
+             fmt::join(key.a.begin(), key.a.begin() + key.nd, "x"), err.what());
+  }
+  return entries.emplace(key, std::move(e)).first->second;
+}
+
+namespace {
+
+size_t align64(size_t bytes) {
+  return (bytes + 63) / 64 * 64;
+}
+
+void execute(MatmulCache::Impl& cache, Entry& e, const void* a, const void* b, void* c,
+             void* scratchpad) {
+  e.src.set_data_handle(const_cast<void*>(a));
+  e.weights.set_data_handle(const_cast<void*>(b));
+  e.dst.set_data_handle(c);
+  // The C API takes a plain argument array (the C++ one builds a map).
+  dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, e.src.get()},
+                             {DNNL_ARG_WEIGHTS, e.weights.get()},
+                             {DNNL_ARG_DST, e.dst.get()},
+                             {DNNL_ARG_SCRATCHPAD, nullptr}};
+  int nargs = 3;
+  if (e.scratchpad_bytes > 0) {
+    e.scratchpad.set_data_handle(scratchpad);
+    args[3].memory = e.scratchpad.get();
+    nargs = 4;
+  }
+  dnnl_status_t st = dnnl_primitive_execute(e.prim.get(), cache.stream->get(), nargs, args);
+  if (st == dnnl_success) st = dnnl_stream_wait(cache.stream->get());
+  AF_CHECK(st == dnnl_success, "oneDNN matmul execution failed (status {})", static_cast<int>(st));
+}
+
+#if defined(__x86_64__)
+// F16C converts 8 values per instruction, rounding to nearest even like
+// f32_to_f16; the scalar loops handle the tails and CPUs without it.
+__attribute__((target("avx,f16c"))) int64_t f16_to_f32_f16c(const uint16_t* src, float* dst,
+                                                            int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(dst + i,
+                     _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i))));
+  return i;
+}
+__attribute__((target("avx,f16c"))) int64_t f32_to_f16_f16c(const float* src, uint16_t* dst,
+                                                            int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i),
+                     _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
+  return i;
+}
+bool has_f16c() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("f16c");
+}
+#endif
+
+/// Converts n f16 values to f32 or back.
+void f16_to_f32_n(const uint16_t* src, float* dst, int64_t n) {
+  int64_t i = 0;
+#if defined(__x86_64__)
+  if (has_f16c()) i = f16_to_f32_f16c(src, dst, n);
+#endif
+  for (; i < n; ++i)
+    dst[i] = f16_to_f32(src[i]);
+}
+void f32_to_f16_n(const float* src, uint16_t* dst, int64_t n) {
+  int64_t i = 0;
+#if defined(__x86_64__)
+  if (has_f16c()) i = f32_to_f16_f16c(src, dst, n);
+#endif
+  for (; i < n; ++i)
+    dst[i] = f32_to_f16(src[i]);
+}
+
+void matmul_dnnl(const Problem& p, const TensorView& av, const TensorView& bv,
+                 const TensorView& outv, MatmulCache::Impl& cache, Scratch& scratch) {
+  // One primitive over the merged batch dims, or a 2-D one per batch.
+  const bool batched = p.batch_rank <= kMaxDnnlBatchRank;
+  ProblemKey key;
+  key.dtype = av.dtype;
+  key.nd = batched ? p.batch_rank + 2 : 2;
+  for (int d = 0; d < key.nd - 2; ++d) {
+    key.a[d] = p.a_batch[d];
+    key.b[d] = p.b_batch[d];
+  }
+  key.a[key.nd - 2] = p.m;
+  key.a[key.nd - 1] = p.k;
+  key.b[key.nd - 2] = p.k;
+  key.b[key.nd - 1] = p.n;
+  Entry& e = cache.get(key);
+
+  // Scratch: [f32 copies of a, b, out when staged][oneDNN scratchpad].
+  const int64_t na = av.numel(), nb = bv.numel(), nc = outv.numel();
+  const size_t staged = e.staged_f32 ? align64(na * 4) + align64(nb * 4) + align64(nc * 4) : 0;
+  char* base = static_cast<char*>(scratch.get(staged + align64(e.scratchpad_bytes) + 64));
+  char* pad = base + staged;
+  const void* a = av.data;
+  const void* b = bv.data;
+  void* c = outv.data;
+  size_t elem = static_cast<size_t>(dtype_size(av.dtype));
+  if (e.staged_f32) {
+    float* a32 = reinterpret_cast<float*>(base);
+    float* b32 = reinterpret_cast<float*>(base + align64(na * 4));
+    float* c32 = reinterpret_cast<float*>(base + align64(na * 4) + align64(nb * 4));
+    f16_to_f32_n(static_cast<const uint16_t*>(av.data), a32, na);
+    f16_to_f32_n(static_cast<const uint16_t*>(bv.data), b32, nb);
+    a = a32;
+    b = b32;
+    c = c32;
+    elem = 4;
+  }
+  if (batched) {
+    execute(cache, e, a, b, c, pad);
+  } else {
+    for (int64_t batch = 0; batch < p.batches; ++batch) {
+      int64_t a_mat = 0, b_mat = 0;
+      batch_offsets(p, batch, a_mat, b_mat);
+      execute(cache, e, static_cast<const char*>(a) + a_mat * p.m * p.k * elem,
+              static_cast<const char*>(b) + b_mat * p.k * p.n * elem,
+              static_cast<char*>(c) + batch * p.m * p.n * elem, pad);
+    }
+  }
+  if (e.staged_f32)
+    f32_to_f16_n(static_cast<const float*>(c), static_cast<uint16_t*>(outv.data), nc);
+}
+
 }  // namespace
 
 void library_matmul(const TensorView& a, const TensorView& b, const TensorView& out,
                     LibraryContext& ctx) {
   AF_CHECK(a.dtype == b.dtype && out.dtype == a.dtype, "matmul of {} and {} into {}",
            dtype_name(a.dtype), dtype_name(b.dtype), dtype_name(out.dtype));
-  switch (a.dtype) {
-    case DType::f32:
-      return matmul_typed<F32>(a, b, out, choose_f32_kernel(), ctx);
-    case DType::f16:
-      return matmul_typed<F16>(a, b, out, choose_f32_kernel(), ctx);
-    case DType::bf16:
-      return matmul_typed<BF16>(a, b, out, choose_f32_kernel(), ctx);
-    case DType::f64:
-      return matmul_typed<F64>(a, b, out, KernelChoice<double>{kernel_generic<double, 8>, 8}, ctx);
-    default:
-      AF_CHECK(false, "matmul of {}", dtype_name(a.dtype));
+  AF_CHECK(is_float(a.dtype), "matmul of {}", dtype_name(a.dtype));
+  const Problem p = make_problem(a, b, out);
+  if (p.m == 0 || p.n == 0 || p.batches == 0) return;
+  if (p.k == 0) {  // empty sums; all-zero bits are +0 in every float dtype
+    std::memset(out.data, 0, out.nbytes());
+    return;
   }
+  if (a.dtype == DType::f64) {
+    return matmul_f64(p, static_cast<const double*>(a.data), static_cast<const double*>(b.data),
+                      static_cast<double*>(out.data), ctx);
+  }
+  if (ctx.matmul_cache != nullptr) {
+    matmul_dnnl(p, a, b, out, ctx.matmul_cache->impl(), ctx.scratch);
+    return;
+  }
+  MatmulCache temporary;
+  matmul_dnnl(p, a, b, out, temporary.impl(), ctx.scratch);
 }
 
 }  // namespace autofuse::runtime

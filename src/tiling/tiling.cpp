@@ -64,6 +64,36 @@ sym::Expr bytes_per_unit(const ScheduledKernel& kernel) {
   return sym::max(bytes, sym::Expr(1));
 }
 
+bool streams(const ScheduledKernel& kernel, const AscNode& store) {
+  if (store.kind != AscKind::Store || kernel.inner_axes.empty()) return false;
+  const int axis = kernel.inner_axes.back();
+  if (!varies_along(store, axis) ||
+      store.view.strides.at(static_cast<size_t>(axis)) != sym::Expr(1))
+    return false;
+  if (kernel.kind != Template::Reduction) return true;
+  const AscGraph& g = kernel.graph;
+  const int pass = kernel.node_pass.at(static_cast<size_t>(store.id));
+  for (const AscNode& n : g.nodes) {
+    if (n.kind == AscKind::Reduce && kernel.node_pass.at(static_cast<size_t>(n.id)) == pass &&
+        varies_along(g.node(n.inputs.at(0)), axis))
+      return false;
+  }
+  return true;
+}
+
+sym::Expr output_bytes(const ScheduledKernel& kernel) {
+  const AscGraph& g = kernel.graph;
+  sym::Expr bytes(0);
+  for (const AscNode& n : g.nodes) {
+    if (n.kind != AscKind::Store) continue;
+    sym::Expr extent(static_cast<int64_t>(dtype_size(n.dtype)));
+    for (int a = 0; a < g.num_axes(); ++a)
+      if (varies_along(n, a)) extent = extent * g.axes[static_cast<size_t>(a)].size;
+    bytes = bytes + extent;
+  }
+  return bytes;
+}
+
 TilingSource emit_tiling(const ScheduledKernel& kernel, const std::string& name) {
   const AscGraph& g = kernel.graph;
   const std::vector<std::string> symbols = g.symbols();
@@ -107,7 +137,21 @@ TilingSource emit_tiling(const ScheduledKernel& kernel, const std::string& name)
   c += fmt::format("  const af_block_split split = af_choose_blocks(units, {}, {}, machine);\n",
                    print(bytes_per_unit(kernel)), align);
   c += "  td->header.block_dim = split.block_dim;\n";
-  c += "  td->header.tiling_key = 0;\n";
+  bool any_streams = false;
+  for (const AscNode& n : g.nodes)
+    any_streams = any_streams || streams(kernel, n);
+  if (any_streams) {
+    // Streaming stores save the read for ownership of every output line but
+    // leave the output out of the cache, and are 3-10x slower than ordinary
+    // stores on cache-resident data (cpu-facts.md). An output above half the
+    // last-level cache gains little from being cached: the kernel's inputs
+    // and the consumer's own reads and writes share that cache with it, and
+    // the consumer reads from the start, the part written (and evicted) first.
+    c += fmt::format("  td->header.tiling_key = {} > machine->l3_bytes / 2 ? {} : {};\n",
+                     print(output_bytes(kernel)), kStreamingStoresKey, kOrdinaryStoresKey);
+  } else {
+    c += fmt::format("  td->header.tiling_key = {};\n", kOrdinaryStoresKey);
+  }
   c += fmt::format("  td->{} = units;\n", kWorkField);
   c += fmt::format("  td->{} = split.chunk;\n}}\n", kChunkField);
   return out;

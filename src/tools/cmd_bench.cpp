@@ -47,7 +47,7 @@ double time_once(runtime::Executable& exe, const std::vector<HostTensor>& inputs
 }
 
 int run(const BenchOptions& options) {
-  std::shared_ptr<const Graph> graph = load_graph(options.path);
+  std::shared_ptr<const Graph> graph = load_graph(options.path).graph;
   std::vector<sym::Binding> bindings = bindings_for_graph(*graph, options.shapes);
   auto fused = runtime::Executable::build(graph, compile_options(true));
   auto unfused = runtime::Executable::build(graph, compile_options(false));
@@ -138,7 +138,7 @@ int run(const BenchOptions& options) {
 Runner add_bench_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("bench", "Time fused vs unfused against STREAM bandwidth");
   auto options = std::make_shared<BenchOptions>();
-  cmd->add_option("graph", options->path, "graph file (.af)")->required();
+  cmd->add_option("graph", options->path, "graph file (.af or .onnx)")->required();
   cmd->add_option("--shape", options->shapes, "symbol values, e.g. N=16384,D=1024; repeatable")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);

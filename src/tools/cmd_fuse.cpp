@@ -45,7 +45,7 @@ nlohmann::json regions_json(const fuse::FusedGraph& fused) {
 }
 
 int run(const FuseOptions& options) {
-  std::shared_ptr<const Graph> graph = load_graph(options.path);
+  std::shared_ptr<const Graph> graph = load_graph(options.path).graph;
   runtime::CompileOptions compile = compile_options(!options.unfused, options.dump_dir);
   fuse::FusedGraph fused = fuse::partition(graph, compile.fusion);
   if (!options.dump_dir.empty()) runtime::Executable::build(graph, compile);
@@ -69,7 +69,7 @@ int run(const FuseOptions& options) {
 Runner add_fuse_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("fuse", "Partition a graph into fused kernels and print it");
   auto options = std::make_shared<FuseOptions>();
-  cmd->add_option("graph", options->path, "graph file (.af)")->required();
+  cmd->add_option("graph", options->path, "graph file (.af or .onnx)")->required();
   cmd->add_option("--dump-dir", options->dump_dir,
                   "compile and write each stage's IR and the generated source here");
   cmd->add_flag("--unfused", options->unfused, "one kernel per op (fusion disabled)");

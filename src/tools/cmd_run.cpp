@@ -1,7 +1,11 @@
-// `autofuse run G [--shape N=4,D=768]... [--seed S] [--ref | --check] [--json]`:
-// compiles the graph once (or, with --ref, uses the reference interpreter),
-// runs it on seeded random inputs once per shape binding and prints a
-// per-output summary. --check compares every output with the reference.
+// `autofuse run G [--shape N=4,D=768]... [--seed S] [--input NAME=FILE]...
+//  [--output-dir D] [--ref | --check] [--json]`: compiles the graph (.af or
+// .onnx) once (or, with --ref, uses the reference interpreter) and runs it
+// once per shape binding on seeded random inputs, or once on the tensors
+// given with --input (symbols bound from their shapes), and prints a
+// per-output summary. --check compares every output with the reference;
+// --output-dir writes the outputs as .npy files.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -14,6 +18,7 @@
 #include "tools/compare.h"
 #include "tools/graph_loading.h"
 #include "tools/shape_bindings.h"
+#include "tools/tensor_args.h"
 
 namespace autofuse::tools {
 
@@ -22,6 +27,8 @@ namespace {
 struct RunOptions {
   std::string path;
   std::vector<std::string> shapes;
+  std::vector<std::string> inputs;  // NAME=FILE
+  std::string output_dir;
   uint64_t seed = 0;
   bool use_ref = false;
   bool check = false;
@@ -39,9 +46,31 @@ nlohmann::json output_json(const std::string& name, const HostTensor& t) {
 int run(const RunOptions& options) {
   if (options.use_ref && (options.check || options.unfused))
     throw UserError("--ref runs only the reference interpreter; it excludes --check and --unfused");
-  std::shared_ptr<const Graph> graph = load_graph(options.path);
-  std::vector<sym::Binding> bindings = bindings_for_graph(*graph, options.shapes);
+  LoadedGraph loaded = load_graph(options.path);
+  std::shared_ptr<const Graph> graph = loaded.graph;
   std::vector<std::string> order = graph->symbols();
+  // Real inputs: one run, symbols bound from their shapes (and --shape, if
+  // given, checked against them). Otherwise one run per --shape on random data.
+  std::vector<sym::Binding> bindings;
+  std::vector<HostTensor> given_inputs;
+  if (!options.inputs.empty()) {
+    if (options.shapes.size() > 1)
+      throw UserError("--input gives one set of inputs; give at most one --shape with it");
+    sym::Binding given;
+    if (!options.shapes.empty()) {
+      given = parse_shape_binding(options.shapes[0]);
+      for (const auto& [name, value] : given)
+        if (std::find(order.begin(), order.end(), name) == order.end())
+          throw UserError(fmt::format("--shape '{}': graph '{}' has no symbol {}",
+                                      options.shapes[0], graph->name(), name));
+    }
+    given_inputs = read_input_args(loaded, options.inputs);
+    bindings.push_back(bind_input_shapes(loaded, given_inputs, given));
+  } else {
+    bindings = bindings_for_graph(*graph, options.shapes);
+  }
+  if (!options.output_dir.empty() && bindings.size() > 1)
+    throw UserError("--output-dir writes the outputs of one run; give at most one --shape with it");
 
   nlohmann::json doc = {{"graph", graph->name()},
                         {"executor", options.use_ref ? "reference" : "compiled"},
@@ -66,8 +95,13 @@ int run(const RunOptions& options) {
   bool all_ok = true;
   nlohmann::json runs = nlohmann::json::array();
   for (const sym::Binding& binding : bindings) {
-    graph->shape_env().check(binding);
-    std::vector<HostTensor> inputs = random_inputs(*graph, binding, options.seed);
+    std::vector<HostTensor> inputs;
+    if (given_inputs.empty()) {
+      graph->shape_env().check(binding);
+      inputs = random_inputs(*graph, binding, options.seed);
+    } else {
+      inputs = std::move(given_inputs);
+    }
     std::vector<HostTensor> outputs =
         exe ? exe->run(inputs) : run_reference(*graph, inputs, binding);
     nlohmann::json run_json = {{"shape", binding}, {"outputs", nlohmann::json::array()}};
@@ -77,7 +111,7 @@ int run(const RunOptions& options) {
     double run_abs = 0, run_rel = 0;
     bool run_ok = true;
     for (size_t i = 0; i < outputs.size(); ++i) {
-      const std::string& name = graph->value(graph->outputs()[i]).name;
+      const std::string& name = loaded.output_names[i];
       nlohmann::json out = output_json(name, outputs[i]);
       std::string verdict;
       if (options.check) {
@@ -101,6 +135,15 @@ int run(const RunOptions& options) {
                                  verdict);
       run_json["outputs"].push_back(std::move(out));
     }
+    if (!options.output_dir.empty()) {
+      for (const std::string& note :
+           write_output_files(options.output_dir, loaded.output_names, outputs))
+        std::cerr << "note: " << note << "\n";
+      run_json["output_dir"] = options.output_dir;
+      if (!options.json)
+        std::cout << fmt::format("  wrote {} output(s) to {}\n", outputs.size(),
+                                 options.output_dir);
+    }
     if (options.check) {
       run_json["ok"] = run_ok;
       run_json["max_abs_err"] = run_abs;
@@ -122,13 +165,20 @@ int run(const RunOptions& options) {
 
 Runner add_run_command(CLI::App& app) {
   CLI::App* cmd =
-      app.add_subcommand("run", "Compile a graph once and run it on seeded random inputs");
+      app.add_subcommand("run", "Compile a graph once and run it on random or given inputs");
   auto options = std::make_shared<RunOptions>();
-  cmd->add_option("graph", options->path, "graph file (.af)")->required();
+  cmd->add_option("graph", options->path, "graph file (.af or .onnx)")->required();
   cmd->add_option("--shape", options->shapes,
                   "symbol values, e.g. N=4,D=768; repeat for several runs")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--input", options->inputs,
+                  "NAME=FILE: an input's values from a .npy or ONNX TensorProto .pb file "
+                  "(NAME: the model's input name); repeat for every input")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--output-dir", options->output_dir,
+                  "write each output as DIR/<output name>.npy");
   cmd->add_option("--seed", options->seed, "seed of the random inputs")->default_val(0);
   cmd->add_flag("--ref", options->use_ref, "run on the reference interpreter instead");
   cmd->add_flag("--check", options->check,

@@ -1,6 +1,6 @@
 // The `autofuse` command line. Exit codes: 0 success, 2 bad input (a
-// UserError or a bad command line), 3 `run --check` found a mismatch, 1 an
-// internal error (a bug).
+// UserError or a bad command line), 3 `run --check` found a mismatch (or
+// `conformance` a failing test), 1 an internal error (a bug).
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -13,8 +13,8 @@ int main(int argc, char** argv) {
   CLI::App app{"autofuse: an automatic operator-fusion compiler for ML graphs"};
   app.require_subcommand(1);
   std::vector<tools::Runner> runners = {tools::add_print_command(app), tools::add_run_command(app),
-                                        tools::add_fuse_command(app),
-                                        tools::add_bench_command(app)};
+                                        tools::add_fuse_command(app), tools::add_bench_command(app),
+                                        tools::add_conformance_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,8 +1,10 @@
 #include "codegen_test_util.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 
 #include <fmt/format.h>
 
@@ -43,24 +45,30 @@ af_machine many_tiny_blocks(int64_t cores, int64_t vector_bytes) {
   return af_machine{cores, 32 << 10, 1 << 20, 32 << 20, vector_bytes, 1};
 }
 
-KernelRun run_kernel(const jit::Module& module, const codegen::KernelSource& k,
-                     const ascir::AscGraph& asc, const Graph& graph,
-                     const std::vector<HostTensor>& inputs, const sym::Binding& binding,
-                     const af_machine& machine) {
+std::vector<int64_t> run_tiling(const jit::Module& module, const codegen::KernelSource& k,
+                                const sym::Binding& binding, const af_machine& machine) {
   using SizeFn = int64_t (*)();
   using TilingFn = void (*)(const int64_t*, const af_machine*, void*);
-  using KernelFn = void (*)(const void*, void* const*, int64_t);
   auto size_fn = reinterpret_cast<SizeFn>(module.symbol(k.name + "_tiling_data_size"));
   auto tiling_fn = reinterpret_cast<TilingFn>(module.symbol(k.name + "_tiling"));
-  auto kernel_fn = reinterpret_cast<KernelFn>(module.symbol(k.name + "_kernel"));
-
   std::vector<int64_t> symbols;
   for (const std::string& s : k.symbols)
     symbols.push_back(binding.at(s));
   const int64_t td_size = size_fn();
   std::vector<int64_t> td(static_cast<size_t>((td_size + 7) / 8) + 1, 0);
   tiling_fn(symbols.data(), &machine, td.data());
-  const auto* header = reinterpret_cast<const af_tiling_header*>(td.data());
+  return td;
+}
+
+KernelRun run_kernel(const jit::Module& module, const codegen::KernelSource& k,
+                     const ascir::AscGraph& asc, const Graph& graph,
+                     const std::vector<HostTensor>& inputs, const sym::Binding& binding,
+                     const af_machine& machine, const RunOptions& options) {
+  using KernelFn = void (*)(const void*, void* const*, int64_t);
+  auto kernel_fn = reinterpret_cast<KernelFn>(module.symbol(k.name + "_kernel"));
+  std::vector<int64_t> td = run_tiling(module, k, binding, machine);
+  auto* header = reinterpret_cast<af_tiling_header*>(td.data());
+  if (options.force_key >= 0) header->tiling_key = options.force_key;
 
   KernelRun run;
   run.block_dim = header->block_dim;
@@ -71,15 +79,27 @@ KernelRun run_kernel(const jit::Module& module, const codegen::KernelSource& k,
     if (it == ins.end()) throw std::runtime_error("kernel input is not a graph input");
     args.push_back(const_cast<void*>(inputs.at(static_cast<size_t>(it - ins.begin())).data()));
   }
+  struct Free {
+    void operator()(void* p) const { std::free(p); }
+  };
+  std::vector<std::unique_ptr<void, Free>> buffers;
+  std::vector<std::byte*> starts;
   for (ValueId v : asc.outputs) {
     const TensorType& t = graph.value(v).type;
     run.outputs.emplace_back(t.dtype, concrete_shape(t.shape, binding));
-    std::memset(run.outputs.back().data(), 0xA5, run.outputs.back().nbytes());
+    const size_t skip = static_cast<size_t>(options.output_offset * dtype_size(t.dtype));
+    const size_t bytes = (run.outputs.back().nbytes() + skip + 64) / 64 * 64;
+    buffers.emplace_back(std::aligned_alloc(64, bytes));
+    if (buffers.back() == nullptr) throw std::bad_alloc();
+    std::memset(buffers.back().get(), 0xA5, bytes);
+    starts.push_back(static_cast<std::byte*>(buffers.back().get()) + skip);
+    args.push_back(starts.back());
   }
-  for (HostTensor& out : run.outputs)
-    args.push_back(out.data());
   for (int64_t b = 0; b < header->block_dim; ++b)
     kernel_fn(td.data(), args.data(), b);
+  for (size_t o = 0; o < run.outputs.size(); ++o)
+    if (run.outputs[o].nbytes() > 0)
+      std::memcpy(run.outputs[o].data(), starts[o], run.outputs[o].nbytes());
   return run;
 }
 

@@ -36,13 +36,24 @@ struct KernelRun {
   int64_t block_dim = 0;
 };
 
+/// Options of run_kernel beyond the defaults.
+struct RunOptions {
+  int64_t force_key = -1;     ///< >= 0: replaces the tiling function's tiling_key
+  int64_t output_offset = 0;  ///< each output starts this many elements past a 64-byte boundary
+};
+
 /// Runs kernel `k` of `module` on `inputs` (graph input order): the tiling
-/// function, then every block in turn. Outputs start filled with a garbage
-/// pattern, so unwritten elements show.
+/// function, then every block in turn. Outputs are written to 64-byte
+/// aligned buffers (plus options.output_offset elements) that start filled
+/// with a garbage pattern, so unwritten elements show, then copied out.
 KernelRun run_kernel(const jit::Module& module, const codegen::KernelSource& k,
                      const ascir::AscGraph& asc, const Graph& graph,
                      const std::vector<HostTensor>& inputs, const sym::Binding& binding,
-                     const af_machine& machine);
+                     const af_machine& machine, const RunOptions& options = {});
+
+/// The tiling data the tiling function of kernel `k` fills for `binding`.
+std::vector<int64_t> run_tiling(const jit::Module& module, const codegen::KernelSource& k,
+                                const sym::Binding& binding, const af_machine& machine);
 
 /// Elementwise comparison. Integers and bools exactly; floats within
 /// atol + rtol * |want| (NaN matches NaN, infinities must match exactly).

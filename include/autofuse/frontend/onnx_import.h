@@ -4,15 +4,18 @@
 // computations (Shape -> Gather -> Unsqueeze -> Concat -> Reshape,
 // ConstantOfShape, Range over a symbolic size, ...) are evaluated
 // symbolically at import, so a model exported with dynamic axes keeps them
-// and compiles once.
+// and compiles once. Models of an older opset import when every op they use
+// is unchanged since (e.g. Xor-7), since they then mean what opset 13 means.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "autofuse/graph/graph.h"
+#include "autofuse/ref/tensor.h"
 
 namespace autofuse::frontend {
 
@@ -25,6 +28,15 @@ struct OnnxModel {
   int64_t opset = 0;  ///< of the default ("" / "ai.onnx") domain
 };
 
+/// Import choices beyond the model itself.
+struct OnnxImportOptions {
+  /// Graph inputs (by ONNX name) to import as constants with these values:
+  /// they are not inputs of the result. For models that feed shape
+  /// arguments (Reshape's shape, axes, pads) as inputs, as the ONNX node
+  /// tests do; their dtype and shape must match the declared input.
+  std::map<std::string, HostTensor> constant_inputs;
+};
+
 /// Reads and imports a model file. UserError (never a crash) on a missing,
 /// malformed or truncated file, an unsupported opset or domain, declared
 /// shapes that disagree with initializers or inference, and unsupported ops:
@@ -32,6 +44,10 @@ struct OnnxModel {
 OnnxModel import_onnx_file(const std::string& path);
 /// The same from bytes in memory; `source_name` names it in errors.
 OnnxModel import_onnx_bytes(std::string_view bytes, const std::string& source_name);
+/// The same with options.
+OnnxModel import_onnx_file(const std::string& path, const OnnxImportOptions& options);
+OnnxModel import_onnx_bytes(std::string_view bytes, const std::string& source_name,
+                            const OnnxImportOptions& options);
 
 /// ONNX op types the importer handles (sorted), for the conformance runner
 /// and the README.

@@ -16,6 +16,11 @@
 // multiple of the vector width in elements (machine->vector_bytes), so two
 // blocks never write the same cache line. The function allocates nothing and
 // costs a few integer operations.
+//
+// It also sets the tiling key: kStreamingStoresKey when the kernel has
+// streaming-capable stores (streams()) and its outputs are large against the
+// last-level cache (output_bytes() > machine->l3_bytes / 2; see
+// tiling.cpp), else kOrdinaryStoresKey. The kernel branches on it per row.
 #pragma once
 
 #include <string>
@@ -48,6 +53,22 @@ TilingSource emit_tiling(const schedule::ScheduledKernel& kernel, const std::str
 /// The work units the blocks split: the product of the outer axes' sizes for
 /// a Reduction (rows), of all axes for an Elementwise kernel (elements).
 sym::Expr work_units(const schedule::ScheduledKernel& kernel);
+
+/// af_tiling_header::tiling_key values.
+inline constexpr int64_t kOrdinaryStoresKey = 0;
+/// Contiguous outputs are written with non-temporal (streaming) stores.
+inline constexpr int64_t kStreamingStoresKey = 1;
+
+/// Whether Store `store` is written with streaming stores under
+/// kStreamingStoresKey: it is contiguous (stride 1) along the vectorized
+/// innermost axis, and (Reduction) no Reduce of its pass accumulates along
+/// that axis (splitting that loop into chunks would change the order of a
+/// float sum, and the two keys must give identical results).
+bool streams(const schedule::ScheduledKernel& kernel, const ascir::AscNode& store);
+
+/// Bytes the kernel's Stores write in total (element size times the extent
+/// of the axes each varies along).
+sym::Expr output_bytes(const schedule::ScheduledKernel& kernel);
 
 /// Estimated bytes moved per work unit (the cost model's input), >= 1.
 /// Elementwise: the element sizes of the Loads and Stores that vary along

@@ -3,7 +3,8 @@
 // row segments of the last axis (a partial first and last row when the range
 // starts or ends inside a row). Per segment: the outer axes' multi-index is
 // advanced, each buffer's base offset and the row-invariant nodes are
-// computed, then the vectorized loop runs over the segment.
+// computed, then the vectorized loop runs over the segment (with streaming
+// stores under tiling_key 1: inner_loop.cpp).
 #include <fmt/format.h>
 
 #include "autofuse/error.h"
@@ -61,16 +62,17 @@ std::string KernelEmitter::emit_elementwise() {
       emit_node(n, "    ", out);
     }
   }
-  out += "#pragma omp simd\n";
-  out += fmt::format("    for (int64_t i{0} = c; i{0} < c_end; ++i{0}) {{\n", inner);
+  std::vector<int> body;
   for (const AscNode& n : graph_.nodes)
     if (live_[static_cast<size_t>(n.id)] && level_[static_cast<size_t>(n.id)] == 1)
-      emit_node(n, "      ", out);
-  out += "    }\n";
+      body.push_back(n.id);
+  emit_inner_loop(inner, "c", "c_end", body, "#pragma omp simd", nullptr, "    ", out);
   out += "    f += c_end - c;\n";
   out += "    c = 0;\n";
   out += advance_row("    ");
-  out += "  }\n}\n";
+  out += "  }\n";
+  out += fence_if_streamed("  ");
+  out += "}\n";
   return out;
 }
 

@@ -64,6 +64,20 @@ KernelEmitter::KernelEmitter(const schedule::ScheduledKernel& kernel, std::strin
     for (int in : n.inputs)
       live_.at(static_cast<size_t>(in)) = true;
   }
+
+  // A streamed store is in the innermost loop (stride 1 along its axis).
+  streamed_.assign(num_nodes, false);
+  for (const AscNode& n : graph_.nodes)
+    streamed_[static_cast<size_t>(n.id)] =
+        depth_ >= 1 && level_[static_cast<size_t>(n.id)] == depth_ && tiling::streams(kernel_, n);
+}
+
+std::string KernelEmitter::fence_if_streamed(const std::string& indent) const {
+  for (bool s : streamed_)
+    if (s)
+      return fmt::format("{}if (AF_NT_STORES && td->header.tiling_key == {}) af_nt_fence();\n",
+                         indent, tiling::kStreamingStoresKey);
+  return {};
 }
 
 std::string KernelEmitter::emit() {
@@ -156,20 +170,22 @@ std::string KernelEmitter::row_base(const AscNode& n) const {
   return out.empty() ? "0" : out;
 }
 
-std::string KernelEmitter::address(const AscNode& n) const {
+std::string KernelEmitter::address(const AscNode& n, int axis, const std::string& at) const {
   if (level_.at(static_cast<size_t>(n.id)) < 0) return expr(n.view.offset);
   std::string out = fmt::format("b{}", n.id);
   for (int a = 0; a < graph_.num_axes(); ++a) {
     if (!varies(n, a) || axis_level_[static_cast<size_t>(a)] == 0) continue;
     const sym::Expr& stride = n.view.strides.at(static_cast<size_t>(a));
     if (stride == sym::Expr(0)) continue;
-    out += stride == sym::Expr(1) ? fmt::format(" + i{}", a)
-                                  : fmt::format(" + i{} * ({})", a, expr(stride));
+    const std::string index = a == axis ? "(" + at + ")" : fmt::format("i{}", a);
+    out += stride == sym::Expr(1) ? fmt::format(" + {}", index)
+                                  : fmt::format(" + {} * ({})", index, expr(stride));
   }
   return out;
 }
 
-void KernelEmitter::emit_node(const AscNode& n, const std::string& indent, std::string& out) const {
+void KernelEmitter::emit_node(const AscNode& n, const std::string& indent, std::string& out,
+                              bool to_buffer) const {
   const std::string type = c_compute_type(n.dtype);
   const auto in = [&](size_t i) -> const AscNode& { return node(n.inputs.at(i)); };
   std::string rhs;
@@ -185,7 +201,12 @@ void KernelEmitter::emit_node(const AscNode& n, const std::string& indent, std::
     case AscKind::Store: {
       const int arg = output_of_store_.at(static_cast<size_t>(n.id));
       AF_CHECK(arg >= 0, "store {} feeds no output", n.name);
-      out += fmt::format("{}q{}[{}] = {};  // {}\n", indent, arg, address(n),
+      AF_CHECK(!to_buffer || streamed_.at(static_cast<size_t>(n.id)),
+               "store {} buffered but not streamed", n.name);
+      const std::string target =
+          to_buffer ? fmt::format("t{}[i{} - nt_k]", n.id, kernel_.inner_axes.back())
+                    : fmt::format("q{}[{}]", arg, address(n));
+      out += fmt::format("{}{} = {};  // {}\n", indent, target,
                          store_expr(in(0).dtype, n.dtype, value(in(0).id)), n.name);
       return;
     }

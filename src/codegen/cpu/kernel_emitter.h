@@ -9,8 +9,13 @@
 // along an inner loop's axis is hoisted out of it (a broadcast operand is
 // loaded once per row, a scalar once per call). Values are SSA temporaries
 // `v<id>` of the node's compute type.
+//
+// The innermost loop (inner_loop.cpp) has a second variant for tiling_key
+// kStreamingStoresKey: stores that tiling::streams() go through an aligned
+// local chunk buffer and non-temporal stores.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -37,8 +42,22 @@ class KernelEmitter {
   std::string decompose_row(const std::string& row, const std::string& indent) const;
   std::string advance_row(const std::string& indent) const;
   /// Appends the code for node `n` (a definition or a store) at `indent`.
-  void emit_node(const AscNode& n, const std::string& indent, std::string& out) const;
-  std::string address(const AscNode& n) const;
+  /// `to_buffer`: a streamed store writes its chunk buffer instead.
+  void emit_node(const AscNode& n, const std::string& indent, std::string& out,
+                 bool to_buffer = false) const;
+  /// The element index of a Load or Store; with `axis` >= 0, at `axis`
+  /// index `at` instead of the loop variable.
+  std::string address(const AscNode& n, int axis = -1, const std::string& at = {}) const;
+  /// The innermost loop over `axis` from `lo` to `hi`: the `pragma` line,
+  /// then per index `nodes` in order and `updates(indent)` (statements after
+  /// them; null: none). With streamed stores among `nodes` and no updates,
+  /// both store variants, chosen per call by tiling_key (inner_loop.cpp).
+  void emit_inner_loop(int axis, const std::string& lo, const std::string& hi,
+                       const std::vector<int>& nodes, const std::string& pragma,
+                       const std::function<std::string(const std::string&)>& updates,
+                       const std::string& indent, std::string& out) const;
+  /// `if (key is streaming) af_nt_fence();` when some store streams, else empty.
+  std::string fence_if_streamed(const std::string& indent) const;
   std::string row_base(const AscNode& n) const;
   std::string size(int axis) const;  // an int64_t expression for the axis size
   std::string expr(const sym::Expr& e) const;
@@ -61,6 +80,7 @@ class KernelEmitter {
   std::vector<int> level_;            ///< per node: the level computing it (-1 .. depth)
   std::vector<bool> live_;            ///< per node: reaches a Store
   std::vector<int> output_of_store_;  ///< per node: the Output arg a Store writes, else -1
+  std::vector<bool> streamed_;        ///< per node: a Store that streams under key 1
   int depth_ = 0;                     ///< number of inner loop levels
 };
 

@@ -74,6 +74,79 @@ AF_INLINE af_block_split af_choose_blocks(int64_t units, int64_t bytes_per_unit,
   return s;
 }
 
+// ---- Non-temporal (streaming) stores -----------------------------------------
+// Under tiling_key 1 a kernel computes its contiguous outputs in chunks of
+// AF_NT_CHUNK elements into an aligned local buffer and writes each chunk
+// with af_nt_store: whole 64-byte lines (a chunk is 64 * sizeof(T) bytes)
+// that bypass the cache, so a large output costs no read-for-ownership
+// (cpu-facts.md: they help only when the output does not fit the cache).
+// Builtins instead of <immintrin.h> (compile time); without any, AF_NT_STORES
+// is 0 and the kernels never take the streaming branch. Non-temporal stores
+// are weakly ordered: a block that streamed ends with af_nt_fence() before
+// another thread may read its output.
+#define AF_NT_CHUNK 64
+#if defined(__clang__)
+#define AF_NT_STORES 1
+#define AF_NT_VEC_BYTES 64  // clang splits it into the widest NT store it has
+#elif defined(__GNUC__) && defined(__AVX512F__)
+#define AF_NT_STORES 1
+#define AF_NT_VEC_BYTES 64
+#elif defined(__GNUC__) && defined(__AVX__)
+#define AF_NT_STORES 1
+#define AF_NT_VEC_BYTES 32
+#elif defined(__GNUC__) && defined(__SSE2__)
+#define AF_NT_STORES 1
+#define AF_NT_VEC_BYTES 16
+#else
+#define AF_NT_STORES 0
+#define AF_NT_VEC_BYTES 16
+#endif
+typedef long long af_nt_vec __attribute__((vector_size(AF_NT_VEC_BYTES)));
+typedef long long af_nt_vec_alias __attribute__((vector_size(AF_NT_VEC_BYTES), may_alias));
+
+/// Elements of `elem_bytes` from `p` until it is 64-byte aligned, at most
+/// `n` (all `n` when `p` is not a multiple of elem_bytes: it never aligns).
+AF_INLINE int64_t af_nt_peel(const void* p, int64_t elem_bytes, int64_t n) {
+  const int64_t mis = (int64_t)((uintptr_t)p & 63u);
+  if (mis % elem_bytes != 0) return n;
+  return af_min(n, ((64 - mis) & 63) / elem_bytes);
+}
+
+/// Copies `bytes` (a multiple of 64, a constant at every call) from the
+/// 64-byte aligned buffer `src` to `dst`: streaming when `dst` is 64-byte
+/// aligned (another output of the kernel may not be where the first is),
+/// else ordinary stores.
+AF_INLINE void af_nt_store(void* dst, const void* src, int64_t bytes) {
+  if (!AF_NT_STORES || ((uintptr_t)dst & 63u) != 0) {
+    __builtin_memcpy(dst, src, (unsigned long)bytes);
+    return;
+  }
+  for (int64_t o = 0; o < bytes; o += AF_NT_VEC_BYTES) {
+    const af_nt_vec v = (af_nt_vec)(*(const af_nt_vec_alias*)((const char*)src + o));
+    af_nt_vec* d = (af_nt_vec*)((char*)dst + o);
+#if defined(__clang__)
+    __builtin_nontemporal_store(v, d);
+#elif AF_NT_STORES && AF_NT_VEC_BYTES == 64
+    __builtin_ia32_movntdq512(d, v);
+#elif AF_NT_STORES && AF_NT_VEC_BYTES == 32
+    __builtin_ia32_movntdq256(d, v);
+#elif AF_NT_STORES
+    __builtin_ia32_movntdq(d, v);
+#else
+    *d = v;
+#endif
+  }
+}
+
+/// Orders the block's streaming stores before whatever signals its end.
+AF_INLINE void af_nt_fence(void) {
+#if defined(__SSE__)
+  __builtin_ia32_sfence();
+#elif AF_NT_STORES
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
 // ---- Bits and half-precision conversions ------------------------------------
 // Vectorizable (select-based) equivalents of support/half.h, bit-identical
 // to it for every input (tested exhaustively in tests/codegen). They do no

@@ -91,7 +91,9 @@ std::string KernelEmitter::emit_reduction() {
     if (stage < kernel_.num_passes) emit_pass(stage, "    ", out);
   }
   out += advance_row("    ");
-  out += "  }\n}\n";
+  out += "  }\n";
+  out += fence_if_streamed("  ");
+  out += "}\n";
   return out;
 }
 
@@ -177,24 +179,9 @@ void KernelEmitter::emit_pass(int pass, const std::string& indent, std::string& 
     if (code.tracks_nan) clauses["|"].push_back(nan_name(r));
   }
 
-  std::string ind = indent;
-  for (int level = 1; level <= deepest; ++level) {
-    const int axis = kernel_.inner_axes.at(static_cast<size_t>(level - 1));
-    if (level == deepest) {
-      out += "#pragma omp simd";
-      for (const auto& [op, vars] : clauses) {
-        out += fmt::format(" reduction({}:", op);
-        for (size_t i = 0; i < vars.size(); ++i)
-          out += (i ? "," : "") + vars[i];
-        out += ")";
-      }
-      out += "\n";
-    }
-    out += fmt::format("{0}for (int64_t i{1} = 0; i{1} < {2}; ++i{1}) {{\n", ind, axis, size(axis));
-    ind += "  ";
-    for (const AscNode& n : graph_.nodes)
-      if (need[static_cast<size_t>(n.id)] && level_[static_cast<size_t>(n.id)] == level)
-        emit_node(n, ind, out);
+  // The updates of the Reduces accumulating at `level`, at `ind`.
+  const auto updates = [&](int level, const std::string& ind) {
+    std::string text;
     for (int r : reduces) {
       const AscNode& n = node(r);
       if (accumulate_level(n) != level) continue;
@@ -208,11 +195,39 @@ void KernelEmitter::emit_pass(int pass, const std::string& indent, std::string& 
       }
       const std::string update =
           reduce_update(n.op, n.dtype, acc_name(r), nan_name(r), value(input.id));
-      out += guard.empty() ? fmt::format("{}{}\n", ind, update)
-                           : fmt::format("{}if ({}) {{ {} }}\n", ind, guard, update);
+      text += guard.empty() ? fmt::format("{}{}\n", ind, update)
+                            : fmt::format("{}if ({}) {{ {} }}\n", ind, guard, update);
     }
+    return text;
+  };
+  std::string ind = indent;
+  for (int level = 1; level < deepest; ++level) {
+    const int axis = kernel_.inner_axes.at(static_cast<size_t>(level - 1));
+    out += fmt::format("{0}for (int64_t i{1} = 0; i{1} < {2}; ++i{1}) {{\n", ind, axis, size(axis));
+    ind += "  ";
+    for (const AscNode& n : graph_.nodes)
+      if (need[static_cast<size_t>(n.id)] && level_[static_cast<size_t>(n.id)] == level)
+        emit_node(n, ind, out);
+    out += updates(level, ind);
   }
-  for (int level = deepest; level >= 1; --level) {
+  // The vectorized loop (streaming stores under tiling_key 1 when it
+  // accumulates nothing: inner_loop.cpp).
+  std::string pragma = "#pragma omp simd";
+  for (const auto& [op, vars] : clauses) {
+    pragma += fmt::format(" reduction({}:", op);
+    for (size_t i = 0; i < vars.size(); ++i)
+      pragma += (i ? "," : "") + vars[i];
+    pragma += ")";
+  }
+  std::vector<int> body;
+  for (const AscNode& n : graph_.nodes)
+    if (need[static_cast<size_t>(n.id)] && level_[static_cast<size_t>(n.id)] == deepest)
+      body.push_back(n.id);
+  std::function<std::string(const std::string&)> deepest_updates;
+  if (!clauses.empty()) deepest_updates = [&](const std::string& i) { return updates(deepest, i); };
+  const int axis = kernel_.inner_axes.at(static_cast<size_t>(deepest - 1));
+  emit_inner_loop(axis, "0", size(axis), body, pragma, deepest_updates, ind, out);
+  for (int level = deepest - 1; level >= 1; --level) {
     ind.resize(ind.size() - 2);
     out += ind + "}\n";
   }

@@ -5,9 +5,9 @@
 // tensors of rank 0 or 1 whose elements are symbolic expressions (the output
 // of Shape, and what Gather/Unsqueeze/Concat/Slice/Squeeze/Cast/arithmetic
 // make of it), used by Reshape, Expand, ConstantOfShape, Range, Tile, ... as
-// their (symbolic) shape arguments. A known value becomes a graph constant
-// only when a real op reads it as data (and then all its elements must be
-// constants).
+// their (symbolic) shape arguments. A known value becomes a graph tensor
+// only when a real op reads it as data: a constant when all its elements
+// are, else (non-negative integers only) a run-time sum that stays symbolic.
 #pragma once
 
 #include <map>
@@ -68,6 +68,13 @@ class NodeContext {
   /// Sets a host-side known value (rank 0 when `scalar`, else rank 1).
   virtual void set_known_output(int i, std::vector<sym::Expr> values, DType dtype,
                                 bool scalar) = 0;
+  /// Sets an output to a constant (folded at import): it stays known to
+  /// later nodes (constant(), known_ints()) and becomes a graph constant only
+  /// when a real op reads it.
+  virtual void set_constant_output(int i, HostTensor value) = 0;
+  /// Output `out` is input `in` unchanged (Identity and friends): whatever
+  /// is known about the input stays known.
+  virtual void forward_input(int out, int in) = 0;
 
   /// A fresh graph value name derived from the node (sanitized, unique).
   virtual std::string fresh_name(std::string_view hint) = 0;

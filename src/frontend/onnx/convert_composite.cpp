@@ -1,0 +1,409 @@
+// Composite ONNX ops decomposed into primitive graph ops, so that the
+// partitioner fuses each into one kernel (or into its neighbours):
+// normalizations, softmaxes, activations with formulas, Clip, Dropout
+// (inference) and the reductions with a built-in elementwise step (L1, L2,
+// LogSumExp, SumSquare). Semantics follow the ONNX operator docs and their
+// function bodies for opsets 13..21.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <numbers>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "frontend/onnx/converter.h"
+#include "frontend/onnx/converter_util.h"
+
+namespace autofuse::frontend::onnx_import {
+
+namespace {
+
+Tensor scalar_like(NodeContext& ctx, double value, const Tensor& like) {
+  return ctx.builder().scalar(value, like.dtype());
+}
+
+/// Input `i`, which must have a float dtype.
+Tensor float_input(NodeContext& ctx, int i) {
+  const DType dt = ctx.input_dtype(i);
+  if (!is_float(dt))
+    ctx.fail(fmt::format("input {} has dtype {}; this op needs a float tensor", i, dtype_name(dt)));
+  return ctx.input(i);
+}
+
+/// Input `i`, which must be numeric (float or integer).
+Tensor numeric_input(NodeContext& ctx, int i) {
+  const DType dt = ctx.input_dtype(i);
+  if (!is_numeric(dt))
+    ctx.fail(
+        fmt::format("input {} has dtype {}; this op needs a numeric tensor", i, dtype_name(dt)));
+  return ctx.input(i);
+}
+
+/// f16/bf16 values are computed in f32 where intermediate results (sums of
+/// exponentials, variances) would lose too much; the kernels elide such
+/// casts, so this costs nothing once fused.
+DType compute_dtype(DType dt) {
+  return dt == DType::f16 || dt == DType::bf16 ? DType::f32 : dt;
+}
+
+Tensor cast_if(GraphBuilder& b, Tensor x, DType to) {
+  return x.dtype() == to ? x : b.cast(x, to);
+}
+
+// ---- Normalizations and softmaxes ------------------------------------------
+
+// LayerNormalization-17: normalize over axes [axis, rank) in the stash type;
+// Y = cast(normalized) * Scale + B. Mean and InvStdDev (keepdims shape) are
+// in the stash type, as the function body defines them.
+void convert_layer_norm(NodeContext& ctx) {
+  GraphBuilder& b = ctx.builder();
+  Tensor x = float_input(ctx, 0);
+  const int rank = x.rank();
+  const int64_t axis = normalize_axis(ctx, ctx.attr_int("axis", -1), rank, "axis");
+  const double eps = ctx.attr_float("epsilon", 1e-5f);
+  const int64_t stash = ctx.attr_int("stash_type", onnx::TensorProto::FLOAT);
+  const DType stash_dt = dtype_of_onnx(ctx, stash, "stash_type");
+  if (!is_float(stash_dt)) ctx.fail(fmt::format("stash_type {} is not a float type", stash));
+  std::vector<int64_t> axes;
+  for (int64_t a = axis; a < rank; ++a)
+    axes.push_back(a);
+  Tensor xs = cast_if(b, x, stash_dt);
+  Tensor mean = b.reduce_mean(xs, axes, /*keepdims=*/true);
+  Tensor d = b.sub(xs, mean);
+  Tensor var = b.reduce_mean(b.mul(d, d), axes, /*keepdims=*/true);
+  Tensor inv_std = b.rsqrt(b.add(var, b.scalar(eps, stash_dt)));
+  Tensor y = cast_if(b, b.mul(d, inv_std), x.dtype());
+  y = b.mul(y, cast_if(b, float_input(ctx, 1), x.dtype()));
+  if (ctx.has_input(2)) y = b.add(y, cast_if(b, float_input(ctx, 2), x.dtype()));
+  ctx.set_output(0, y);
+  if (ctx.has_output(1)) ctx.set_output(1, mean);
+  if (ctx.has_output(2)) ctx.set_output(2, inv_std);
+}
+
+// Softmax-13 / LogSoftmax-13: one axis; max-shifted for stability.
+void convert_softmax_impl(NodeContext& ctx, bool log) {
+  GraphBuilder& b = ctx.builder();
+  Tensor x = float_input(ctx, 0);
+  const int64_t axis = normalize_axis(ctx, ctx.attr_int("axis", -1), x.rank(), "axis");
+  Tensor shifted = b.sub(x, b.reduce_max(x, {axis}, /*keepdims=*/true));
+  Tensor e = b.exp(shifted);
+  Tensor sum = b.reduce_sum(e, {axis}, /*keepdims=*/true);
+  ctx.set_output(0, log ? b.sub(shifted, b.unary(OpKind::Log, sum)) : b.div(e, sum));
+}
+void convert_softmax(NodeContext& ctx) {
+  convert_softmax_impl(ctx, /*log=*/false);
+}
+void convert_log_softmax(NodeContext& ctx) {
+  convert_softmax_impl(ctx, /*log=*/true);
+}
+
+// BatchNormalization-15, inference: Y = (X - mean) * (scale / sqrt(var +
+// eps)) + B, the [C] parameters applied along axis 1.
+void convert_batch_norm(NodeContext& ctx) {
+  GraphBuilder& b = ctx.builder();
+  if (ctx.attr_int("training_mode", 0) != 0)
+    ctx.fail("training_mode=1 is not supported (inference only)");
+  for (int i = 1; i < ctx.num_outputs(); ++i)
+    if (ctx.has_output(i))
+      ctx.fail(
+          "the running mean/variance outputs exist only in training mode, which is not "
+          "supported");
+  Tensor x = float_input(ctx, 0);
+  if (x.rank() < 2) ctx.fail(fmt::format("X has rank {}; it needs at least (N, C)", x.rank()));
+  // [C] -> [C, 1, ..., 1] so it broadcasts against (N, C, D1, ...).
+  Shape param_shape = {x.shape()[1]};
+  for (int i = 2; i < x.rank(); ++i)
+    param_shape.push_back(sym::Expr(1));
+  auto param = [&](int i) {
+    Tensor p = float_input(ctx, i);
+    if (p.rank() != 1)
+      ctx.fail(fmt::format("input {} has rank {}; BatchNormalization parameters have shape [C]", i,
+                           p.rank()));
+    return b.reshape(cast_if(b, p, x.dtype()), param_shape);
+  };
+  Tensor scale = param(1), bias = param(2), mean = param(3), var = param(4);
+  const double eps = ctx.attr_float("epsilon", 1e-5f);
+  Tensor k = b.mul(scale, b.rsqrt(b.add(var, scalar_like(ctx, eps, var))));
+  ctx.set_output(0, b.add(b.mul(b.sub(x, mean), k), bias));
+}
+
+// ---- Activations -------------------------------------------------------------
+
+// log(1 + exp(x)) without overflow: max(x, 0) + log(1 + exp(-|x|)).
+Tensor softplus(GraphBuilder& b, Tensor x) {
+  Tensor one = b.scalar(1, x.dtype());
+  Tensor tail =
+      b.unary(OpKind::Log, b.add(one, b.exp(b.unary(OpKind::Neg, b.unary(OpKind::Abs, x)))));
+  return b.add(b.binary(OpKind::Max, x, b.scalar(0, x.dtype())), tail);
+}
+
+/// clamp(alpha * x + beta, 0, 1)
+Tensor hard_sigmoid(GraphBuilder& b, Tensor x, double alpha, double beta) {
+  Tensor y = b.add(b.mul(x, b.scalar(alpha, x.dtype())), b.scalar(beta, x.dtype()));
+  y = b.binary(OpKind::Max, y, b.scalar(0, x.dtype()));
+  return b.binary(OpKind::Min, y, b.scalar(1, x.dtype()));
+}
+
+void convert_gelu(NodeContext& ctx) {
+  GraphBuilder& b = ctx.builder();
+  Tensor x = float_input(ctx, 0);
+  const std::string approx = ctx.attr_string("approximate", "none");
+  Tensor inner;
+  if (approx == "none") {
+    inner = b.unary(OpKind::Erf, b.mul(x, scalar_like(ctx, 1 / std::numbers::sqrt2, x)));
+  } else if (approx == "tanh") {
+    // tanh(sqrt(2/pi) * (x + 0.044715 x^3))
+    Tensor cube = b.mul(b.mul(x, x), x);
+    Tensor poly = b.add(x, b.mul(cube, scalar_like(ctx, 0.044715, x)));
+    const double k = std::sqrt(2 / std::numbers::pi);
+    inner = b.unary(OpKind::Tanh, b.mul(poly, scalar_like(ctx, k, x)));
+  } else {
+    ctx.fail(fmt::format("approximate=\"{}\" is not one of \"none\", \"tanh\"", approx));
+  }
+  Tensor half_x = b.mul(x, scalar_like(ctx, 0.5, x));
+  ctx.set_output(0, b.mul(half_x, b.add(inner, scalar_like(ctx, 1, x))));
+}
+
+void convert_hard_sigmoid(NodeContext& ctx) {
+  Tensor x = float_input(ctx, 0);
+  ctx.set_output(0, hard_sigmoid(ctx.builder(), x, ctx.attr_float("alpha", 0.2f),
+                                 ctx.attr_float("beta", 0.5f)));
+}
+
+void convert_hard_swish(NodeContext& ctx) {
+  Tensor x = float_input(ctx, 0);
+  GraphBuilder& b = ctx.builder();
+  ctx.set_output(0, b.mul(x, hard_sigmoid(b, x, 1.0 / 6, 0.5)));
+}
+
+void convert_softplus(NodeContext& ctx) {
+  ctx.set_output(0, softplus(ctx.builder(), float_input(ctx, 0)));
+}
+
+void convert_mish(NodeContext& ctx) {
+  GraphBuilder& b = ctx.builder();
+  Tensor x = float_input(ctx, 0);
+  ctx.set_output(0, b.mul(x, b.unary(OpKind::Tanh, softplus(b, x))));
+}
+
+/// where(x < 0 (or <= 0), negative_branch, x)
+Tensor select_negative(GraphBuilder& b, Tensor x, Tensor negative, OpKind cmp) {
+  return b.where(b.binary(cmp, x, b.scalar(0, x.dtype())), negative, x);
+}
+
+// Elu: x < 0 ? alpha * (exp(x) - 1) : x.
+void convert_elu(NodeContext& ctx) {
+  GraphBuilder& b = ctx.builder();
+  Tensor x = float_input(ctx, 0);
+  Tensor neg = b.mul(b.sub(b.exp(x), scalar_like(ctx, 1, x)),
+                     scalar_like(ctx, ctx.attr_float("alpha", 1.0f), x));
+  ctx.set_output(0, select_negative(b, x, neg, OpKind::Lt));
+}
+
+// Selu: gamma * (x > 0 ? x : alpha * (exp(x) - 1)).
+void convert_selu(NodeContext& ctx) {
+  GraphBuilder& b = ctx.builder();
+  Tensor x = float_input(ctx, 0);
+  const double alpha = ctx.attr_float("alpha", 1.67326319217681884765625f);
+  const double gamma = ctx.attr_float("gamma", 1.05070102214813232421875f);
+  Tensor neg = b.mul(b.sub(b.exp(x), scalar_like(ctx, 1, x)), scalar_like(ctx, alpha, x));
+  Tensor y = select_negative(b, x, neg, OpKind::Le);
+  ctx.set_output(0, b.mul(y, scalar_like(ctx, gamma, x)));
+}
+
+void convert_leaky_relu(NodeContext& ctx) {
+  GraphBuilder& b = ctx.builder();
+  Tensor x = float_input(ctx, 0);
+  Tensor neg = b.mul(x, scalar_like(ctx, ctx.attr_float("alpha", 0.01f), x));
+  ctx.set_output(0, select_negative(b, x, neg, OpKind::Lt));
+}
+
+// PRelu: slope broadcasts unidirectionally to X.
+void convert_prelu(NodeContext& ctx) {
+  GraphBuilder& b = ctx.builder();
+  Tensor x = numeric_input(ctx, 0);
+  Tensor slope = numeric_input(ctx, 1);
+  if (slope.dtype() != x.dtype())
+    ctx.fail(fmt::format("slope has dtype {}, X has {}", dtype_name(slope.dtype()),
+                         dtype_name(x.dtype())));
+  if (slope.rank() > x.rank())
+    ctx.fail(
+        fmt::format("slope of rank {} does not broadcast to X of rank {}", slope.rank(), x.rank()));
+  Tensor y = select_negative(b, x, b.mul(x, slope), OpKind::Lt);
+  if (y.shape() != x.shape())
+    ctx.fail(fmt::format("slope {} does not broadcast to X {}", slope.type().to_string(),
+                         x.type().to_string()));
+  ctx.set_output(0, y);
+}
+
+/// The smallest and largest value of an integer dtype.
+std::pair<int64_t, int64_t> int_limits(DType dt) {
+  switch (dt) {
+    case DType::i8:
+      return {INT8_MIN, INT8_MAX};
+    case DType::u8:
+      return {0, UINT8_MAX};
+    case DType::i32:
+      return {INT32_MIN, INT32_MAX};
+    default:
+      return {INT64_MIN, INT64_MAX};
+  }
+}
+
+// Clip: max(x, min) then min(., max), so min > max gives max (as specified).
+// Constant bounds become splat scalars, which fuse into the kernel; an
+// integer bound at the dtype's limit clips nothing and is dropped (graph
+// constants cannot hold int64 values beyond 2^53).
+void convert_clip(NodeContext& ctx) {
+  GraphBuilder& b = ctx.builder();
+  Tensor x = numeric_input(ctx, 0);
+  auto bound = [&](int i) -> std::optional<Tensor> {
+    if (!ctx.has_input(i)) return std::nullopt;
+    if (ctx.input_dtype(i) != x.dtype())
+      ctx.fail(fmt::format("input {} has dtype {}, X has {}", i, dtype_name(ctx.input_dtype(i)),
+                           dtype_name(x.dtype())));
+    if (std::optional<HostTensor> c = ctx.constant(i)) {
+      if (c->numel() != 1)
+        ctx.fail(fmt::format("input {} has {} elements; Clip bounds are scalars", i, c->numel()));
+      if (is_float(x.dtype())) return b.scalar(c->get_f64(0), x.dtype());
+      const int64_t v = c->get_i64(0);
+      const auto [lo, hi] = int_limits(x.dtype());
+      if ((i == 1 && v == lo) || (i == 2 && v == hi)) return std::nullopt;
+      if (v >= -(int64_t{1} << 53) && v <= (int64_t{1} << 53))
+        return b.scalar(static_cast<double>(v), x.dtype());
+    }
+    Tensor t = ctx.input(i);
+    if (t.rank() != 0) {
+      if (t.rank() != 1 || t.shape()[0] != sym::Expr(1))
+        ctx.fail(
+            fmt::format("input {} has shape {}; Clip bounds are scalars", i, t.type().to_string()));
+      t = b.reshape(t, {});
+    }
+    return t;
+  };
+  const std::optional<Tensor> lo = bound(1), hi = bound(2);
+  if (!lo && !hi) return ctx.forward_input(0, 0);
+  Tensor y = x;
+  if (lo) y = b.binary(OpKind::Max, y, *lo);
+  if (hi) y = b.binary(OpKind::Min, y, *hi);
+  ctx.set_output(0, y);
+}
+
+// Dropout (inference): the identity; the mask output is all true. A constant
+// training_mode=true with a nonzero ratio would need random numbers: refused.
+void convert_dropout(NodeContext& ctx) {
+  GraphBuilder& b = ctx.builder();
+  if (ctx.has_input(2)) {
+    const std::optional<HostTensor> training = ctx.constant(2);
+    if (!training) ctx.fail("training_mode must be a constant (only inference is supported)");
+    bool ratio_zero = false;
+    if (ctx.has_input(1)) {
+      const std::optional<HostTensor> ratio = ctx.constant(1);
+      ratio_zero = ratio && ratio->numel() == 1 && ratio->get_f64(0) == 0;
+    }
+    if (training->numel() == 1 && training->get_f64(0) != 0 && !ratio_zero)
+      ctx.fail("training_mode=true with a nonzero ratio is not supported (inference only)");
+  }
+  ctx.forward_input(0, 0);
+  if (ctx.has_output(1))
+    ctx.set_output(1, b.broadcast_to(b.scalar(1, DType::boolean), ctx.input_shape(0)));
+}
+
+// ---- Reductions with an elementwise step ---------------------------------------
+
+enum class NormReduce { L1, L2, SumSquare, LogSumExp };
+
+// Reduce{L1,L2,SumSquare,LogSumExp}: axes from the attribute (opset < 18) or
+// the optional second input (opset >= 18, must be known at import); empty
+// axes reduce everything unless noop_with_empty_axes, which leaves only the
+// elementwise step (as the ONNX reference does).
+void convert_norm_reduce(NodeContext& ctx, NormReduce kind) {
+  GraphBuilder& b = ctx.builder();
+  Tensor x = numeric_input(ctx, 0);
+  const int rank = x.rank();
+  std::vector<int64_t> axes = axes_input_or_attr(ctx, 1, "axes").value_or(std::vector<int64_t>{});
+  const bool keepdims = ctx.attr_int("keepdims", 1) != 0;
+  const bool noop = axes.empty() && ctx.opset() >= 18 && ctx.attr_int("noop_with_empty_axes", 0);
+  for (int64_t& a : axes)
+    a = normalize_axis(ctx, a, rank, "axis");
+  if (axes.empty())
+    for (int64_t a = 0; a < rank; ++a)
+      axes.push_back(a);
+  const DType dt = x.dtype();
+  Tensor y;
+  switch (kind) {
+    case NormReduce::L1: {
+      Tensor a = b.unary(OpKind::Abs, x);
+      y = noop ? a : b.reduce_sum(a, axes, keepdims);
+      break;
+    }
+    case NormReduce::SumSquare: {
+      Tensor sq = b.mul(x, x);
+      y = noop ? sq : b.reduce_sum(sq, axes, keepdims);
+      break;
+    }
+    case NormReduce::L2: {
+      // Integers: computed in f64 and truncated back, like the reference.
+      Tensor xf = cast_if(b, x, is_float(dt) ? compute_dtype(dt) : DType::f64);
+      Tensor sq = b.mul(xf, xf);
+      y = cast_if(b, b.sqrt(noop ? sq : b.reduce_sum(sq, axes, keepdims)), dt);
+      break;
+    }
+    case NormReduce::LogSumExp: {
+      if (!is_float(dt))
+        ctx.fail(fmt::format("ReduceLogSumExp needs a float input, not {}", dtype_name(dt)));
+      if (noop) return ctx.forward_input(0, 0);  // log(exp(x)) == x
+      // log(sum(exp(x - m))) + m with m the max where finite (else 0), so
+      // large values do not overflow and all -inf rows give -inf, not NaN.
+      Tensor xf = cast_if(b, x, compute_dtype(dt));
+      Tensor m = b.reduce_max(xf, axes, /*keepdims=*/true);
+      Tensor zero = b.scalar(0, xf.dtype());
+      Tensor finite = b.unary(
+          OpKind::Not, b.binary(OpKind::Or, b.unary(OpKind::IsInf, m), b.unary(OpKind::IsNan, m)));
+      Tensor shift = b.where(finite, m, zero);
+      Tensor sum = b.reduce_sum(b.exp(b.sub(xf, shift)), axes, /*keepdims=*/true);
+      Tensor r = b.add(b.unary(OpKind::Log, sum), shift);
+      if (!keepdims) {
+        Shape out;
+        for (int64_t a = 0; a < rank; ++a)
+          if (std::find(axes.begin(), axes.end(), a) == axes.end()) out.push_back(x.shape()[a]);
+        r = b.reshape(r, out);
+      }
+      y = cast_if(b, r, dt);
+      break;
+    }
+  }
+  ctx.set_output(0, y);
+}
+
+template <NormReduce kKind>
+void convert_norm_reduce_as(NodeContext& ctx) {
+  convert_norm_reduce(ctx, kKind);
+}
+
+}  // namespace
+
+void register_composite_ops(ConverterTable& table) {
+  table["LayerNormalization"] = convert_layer_norm;
+  table["Softmax"] = convert_softmax;
+  table["LogSoftmax"] = convert_log_softmax;
+  table["BatchNormalization"] = convert_batch_norm;
+  table["Gelu"] = convert_gelu;
+  table["HardSigmoid"] = convert_hard_sigmoid;
+  table["HardSwish"] = convert_hard_swish;
+  table["Softplus"] = convert_softplus;
+  table["Mish"] = convert_mish;
+  table["Elu"] = convert_elu;
+  table["Selu"] = convert_selu;
+  table["LeakyRelu"] = convert_leaky_relu;
+  table["PRelu"] = convert_prelu;
+  table["Clip"] = convert_clip;
+  table["Dropout"] = convert_dropout;
+  table["ReduceL1"] = convert_norm_reduce_as<NormReduce::L1>;
+  table["ReduceL2"] = convert_norm_reduce_as<NormReduce::L2>;
+  table["ReduceSumSquare"] = convert_norm_reduce_as<NormReduce::SumSquare>;
+  table["ReduceLogSumExp"] = convert_norm_reduce_as<NormReduce::LogSumExp>;
+}
+
+}  // namespace autofuse::frontend::onnx_import

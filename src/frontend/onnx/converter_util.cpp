@@ -1,0 +1,89 @@
+// Helpers shared by the importer core's converter files.
+#include "frontend/onnx/converter_util.h"
+
+#include <fmt/format.h>
+
+#include "frontend/io/tensor_proto.h"
+
+namespace autofuse::frontend::onnx_import {
+
+std::string output_name(NodeContext& ctx, int i) {
+  return ctx.fresh_name(ctx.node().output(i));
+}
+
+std::vector<sym::Expr> require_known(NodeContext& ctx, int i, std::string_view what) {
+  if (!ctx.has_input(i)) ctx.fail(fmt::format("the {} (input {}) is required", what, i));
+  std::optional<std::vector<sym::Expr>> known = ctx.known_ints(i);
+  if (!known)
+    ctx.fail(
+        fmt::format("the {} (input {}, '{}') must be known at import: a constant or a "
+                    "shape computation of rank <= 1",
+                    what, i, ctx.node().input(i)));
+  return *known;
+}
+
+std::vector<int64_t> require_const_ints(NodeContext& ctx, int i, std::string_view what) {
+  std::vector<int64_t> out;
+  for (const sym::Expr& e : require_known(ctx, i, what)) {
+    const std::optional<int64_t> c = e.as_const();
+    if (!c)
+      ctx.fail(fmt::format("the {} (input {}) must be constant, but holds the symbolic value {}",
+                           what, i, e.to_string()));
+    out.push_back(*c);
+  }
+  return out;
+}
+
+std::optional<std::vector<int64_t>> axes_input_or_attr(NodeContext& ctx, int input,
+                                                       std::string_view attr) {
+  if (ctx.has_input(input)) return require_const_ints(ctx, input, "axes");
+  if (ctx.has_attr(attr)) return ctx.attr_ints(attr);
+  return std::nullopt;
+}
+
+int64_t normalize_axis(const NodeContext& ctx, int64_t axis, int64_t rank, std::string_view what) {
+  if (axis < -rank || axis >= rank)
+    ctx.fail(fmt::format("{} {} is out of range for rank {}", what, axis, rank));
+  return axis < 0 ? axis + rank : axis;
+}
+
+DType dtype_of_onnx(const NodeContext& ctx, int64_t onnx_type, std::string_view what) {
+  const std::optional<DType> dtype = dtype_from_onnx(static_cast<int32_t>(onnx_type));
+  if (!dtype)
+    ctx.fail(fmt::format("{}: unsupported ONNX dtype {}", what,
+                         onnx_type_name(static_cast<int32_t>(onnx_type))));
+  return *dtype;
+}
+
+std::optional<KnownOperands> known_operands(NodeContext& ctx) {
+  KnownOperands out;
+  for (int i = 0; i < ctx.num_inputs(); ++i) {
+    if (!ctx.has_input(i)) return std::nullopt;
+    std::optional<std::vector<sym::Expr>> known = ctx.known_ints(i);
+    if (!known) return std::nullopt;
+    if (!ctx.input_shape(i).empty()) {
+      out.scalar = false;
+      if (known->size() != 1) {
+        if (out.length != 1 && out.length != known->size()) return std::nullopt;
+        out.length = known->size();
+      }
+    }
+    out.values.push_back(std::move(*known));
+  }
+  // A rank-1 operand of length 0 broadcasts everything to length 0.
+  for (const auto& v : out.values)
+    if (v.empty()) out.length = 0;
+  return out;
+}
+
+Tensor size_tensor(GraphBuilder& b, const sym::Expr& e, DType dtype) {
+  if (std::optional<int64_t> c = e.as_const()) return b.scalar(static_cast<double>(*c), dtype);
+  AF_CHECK(sym::value_range(e).lo >= 0, "size_tensor of {}, which may be negative", e.to_string());
+  return b.reduce_sum(b.broadcast_to(b.scalar(1, dtype), {e}), {0}, false);
+}
+
+bool proven_non_negative(const sym::Expr& e) {
+  return sym::value_range(e).lo >= 0;
+}
+
+}  // namespace autofuse::frontend::onnx_import

@@ -1,0 +1,57 @@
+// Helpers shared by the converter files of the importer core (elementwise,
+// shape, reduce): reading known inputs and axes, and folding known values.
+#pragma once
+
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "frontend/onnx/converter.h"
+
+namespace autofuse::frontend::onnx_import {
+
+/// A fresh graph value name for output i (derived from its ONNX name).
+std::string output_name(NodeContext& ctx, int i);
+
+/// The known elements of input i; fails naming `what` when not known at
+/// import.
+std::vector<sym::Expr> require_known(NodeContext& ctx, int i, std::string_view what);
+/// The elements of input i as integer constants; fails naming `what`
+/// otherwise.
+std::vector<int64_t> require_const_ints(NodeContext& ctx, int i, std::string_view what);
+/// Axes from input `input` (when given) or else attribute `attr`; nullopt
+/// when neither is present.
+std::optional<std::vector<int64_t>> axes_input_or_attr(NodeContext& ctx, int input,
+                                                       std::string_view attr);
+/// `axis` in [-rank, rank) normalized to [0, rank); fails otherwise.
+int64_t normalize_axis(const NodeContext& ctx, int64_t axis, int64_t rank, std::string_view what);
+/// The dtype of an ONNX DataType attribute value; fails for ones autofuse
+/// lacks.
+DType dtype_of_onnx(const NodeContext& ctx, int64_t onnx_type, std::string_view what);
+
+/// Known rank-0/1 operands of an elementwise node, NumPy-broadcast: the
+/// common length, and whether the result is a scalar.
+struct KnownOperands {
+  std::vector<std::vector<sym::Expr>> values;
+  size_t length = 1;
+  bool scalar = true;
+  /// Element k of operand i under broadcasting.
+  const sym::Expr& at(size_t i, size_t k) const {
+    return values[i].size() == 1 ? values[i][0] : values[i][k];
+  }
+};
+/// Every input known (and rank <= 1) and broadcast-compatible, else nullopt.
+std::optional<KnownOperands> known_operands(NodeContext& ctx);
+
+/// A rank-0 integer tensor holding the size expression `e` (>= 0) at run
+/// time: sum(broadcast(1, [e])), which keeps it symbolic.
+Tensor size_tensor(GraphBuilder& b, const sym::Expr& e, DType dtype);
+
+/// Whether `e` is >= 0 for every value of the symbols.
+bool proven_non_negative(const sym::Expr& e);
+
+/// Registered from convert_shape.cpp: Slice, Gather, Concat, Split, Pad
+/// (convert_select.cpp).
+void register_select_ops(ConverterTable& table);
+
+}  // namespace autofuse::frontend::onnx_import

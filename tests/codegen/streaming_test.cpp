@@ -1,0 +1,327 @@
+// Streaming (non-temporal) stores, tiling_key 1: bit-identical outputs to
+// key 0 for both templates, every dtype size, unaligned output starts and
+// uneven block splits; the tiling function's choice of key; the shape of the
+// generated code; the prelude helpers; other compilers and targets.
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "autofuse/graph/builder.h"
+#include "autofuse/graph/text.h"
+#include "autofuse/ref/interpreter.h"
+#include "autofuse/ref/random.h"
+#include "codegen_test_util.h"
+
+namespace autofuse::codegen_test {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+sym::Expr S(const char* name) {
+  return sym::Expr::symbol(name);
+}
+
+Graph example(const std::string& name) {
+  return parse_graph_file(std::string(AUTOFUSE_SOURCE_DIR) + "/examples/" + name + ".af");
+}
+
+Graph scale_shift() {  // rows of D: the broadcast operands keep the axes apart
+  GraphBuilder b("scale_shift");
+  Tensor x = b.input("x", DType::f32, {S("N"), S("D")});
+  Tensor w = b.input("w", DType::f32, {S("D")});
+  Tensor bias = b.input("bias", DType::f32, {S("D")});
+  return std::move(b).build({b.add(b.mul(x, w), bias)});
+}
+
+Graph mixed_outputs() {  // f32, f16, bf16 and i32 outputs of one loop: different alignments
+  GraphBuilder b("mixed_outputs");
+  Tensor x = b.input("x", DType::f16, {S("N"), S("D")});
+  Tensor w = b.input("w", DType::f32, {S("D")});
+  Tensor y = b.mul(b.cast(x, DType::f32), w);
+  return std::move(b).build({b.cast(y, DType::bf16), y, b.cast(y, DType::f16),
+                             b.cast(b.mul(y, b.scalar(100)), DType::i32)});
+}
+
+Graph flat_chain() {  // merges to one axis: a block's segment spans rows
+  GraphBuilder b("flat_chain");
+  Tensor x = b.input("x", DType::f32, {S("N"), S("D")});
+  Tensor y = b.unary(OpKind::Sigmoid, b.sqrt(b.unary(OpKind::Abs, x)));
+  return std::move(b).build({y, b.cast(y, DType::f16)});
+}
+
+Graph stats() {  // stores in passes that also accumulate (not streamed)
+  GraphBuilder b("stats");
+  Tensor x = b.input("x", DType::f32, {S("N"), S("D")});
+  Tensor mean = b.reduce_mean(x, {1}, true);
+  Tensor xc = b.sub(x, mean);
+  Tensor var = b.reduce_mean(b.mul(xc, xc), {1}, true);
+  Tensor y = b.div(xc, b.sqrt(b.add(var, b.scalar(1e-5))));
+  Tensor m2 = b.reduce_max(y, {1}, true);
+  return std::move(b).build({y, mean, xc, m2, b.mul(y, m2)});
+}
+
+Graph outer_and_inner() {  // two reduced axes: the store streams in the inner one
+  GraphBuilder b("outer_and_inner");
+  Tensor x = b.input("x", DType::f32, {S("A"), S("B"), S("C")});
+  Tensor y = b.reduce_mean(x, {0, 2}, true);
+  return std::move(b).build({b.mul(x, y), y});
+}
+
+struct Case {
+  std::string label;
+  Graph graph;
+  std::vector<sym::Binding> bindings;
+  double tol;
+};
+
+std::vector<sym::Binding> nd(std::initializer_list<std::pair<int, int>> shapes) {
+  std::vector<sym::Binding> out;
+  for (auto [n, d] : shapes)
+    out.push_back({{"N", n}, {"D", d}});
+  return out;
+}
+
+std::vector<Case> cases() {
+  const auto rows = nd({{3, 7}, {5, 1023}, {2, 1024}, {3, 130}, {1, 2000}});
+  std::vector<Case> out;
+  out.push_back({"scale_shift", scale_shift(), rows, 1e-6});
+  out.push_back({"mixed_outputs", mixed_outputs(), rows, 1e-2});
+  out.push_back({"flat_chain", flat_chain(), nd({{1, 7}, {3, 333}, {7, 1001}}), 1e-3});
+  out.push_back({"layernorm", example("layernorm"), rows, 1e-5});
+  out.push_back({"layernorm_f16", example("layernorm_f16"), rows, 4e-3});
+  out.push_back({"layernorm_bf16", example("layernorm_bf16"), rows, 3e-2});
+  out.push_back({"softmax", example("softmax"), rows, 1e-5});
+  out.push_back({"stats", stats(), rows, 1e-5});
+  out.push_back({"outer_and_inner",
+                 outer_and_inner(),
+                 {{{"A", 2}, {"B", 3}, {"C", 200}}, {{"A", 3}, {"B", 2}, {"C", 1023}}},
+                 1e-5});
+  return out;
+}
+
+::testing::AssertionResult same_bytes(const HostTensor& a, const HostTensor& b) {
+  if (a.nbytes() != b.nbytes() || (a.nbytes() > 0 && std::memcmp(a.data(), b.data(), a.nbytes())))
+    return ::testing::AssertionFailure()
+           << "outputs differ: " << tensors_close(a, b, 0, 0).message();
+  return ::testing::AssertionSuccess();
+}
+
+/// Runs every case with key 0 and key 1 on uneven block splits and
+/// unaligned output starts; the outputs must be byte-identical (and key 0
+/// right against the reference).
+void check_keys_agree(const std::vector<Case>& all, const jit::Module& so,
+                      const codegen::ModuleSource& module,
+                      const std::vector<schedule::ScheduledKernel>& kernels,
+                      const std::vector<int64_t>& offsets) {
+  const af_machine machines[] = {one_core(), many_tiny_blocks(3, 1), many_tiny_blocks(2, 64)};
+  for (size_t i = 0; i < all.size(); ++i) {
+    const Case& c = all[i];
+    for (const sym::Binding& binding : c.bindings) {
+      const std::vector<HostTensor> inputs = random_inputs(c.graph, binding, 7);
+      const std::vector<HostTensor> want = run_reference(c.graph, inputs, binding);
+      for (const af_machine& m : machines) {
+        for (int64_t offset : offsets) {
+          const auto run = [&](int64_t key) {
+            return run_kernel(so, module.kernels[i], kernels[i].graph, c.graph, inputs, binding, m,
+                              RunOptions{key, offset});
+          };
+          const KernelRun ordinary = run(0);
+          const KernelRun streaming = run(1);
+          std::string where = c.label;
+          for (const auto& [s, v] : binding)
+            where += fmt::format(" {}={}", s, v);
+          where += fmt::format(", {} blocks, offset {}", ordinary.block_dim, offset);
+          for (size_t o = 0; o < want.size(); ++o) {
+            EXPECT_TRUE(tensors_close(ordinary.outputs[o], want[o], c.tol, c.tol))
+                << where << ", output " << o;
+            EXPECT_TRUE(same_bytes(streaming.outputs[o], ordinary.outputs[o]))
+                << where << ", output " << o;
+          }
+        }
+      }
+    }
+  }
+}
+
+/// The module of `all`, and its kernels.
+codegen::ModuleSource module_of(const std::vector<Case>& all,
+                                std::vector<schedule::ScheduledKernel>& kernels) {
+  for (const Case& c : all)
+    kernels.push_back(schedule_graph(c.graph));
+  return codegen::generate_cpu_module(kernels);
+}
+
+TEST(Streaming, KeysGiveIdenticalResults) {
+  const std::vector<Case> all = cases();
+  std::vector<schedule::ScheduledKernel> kernels;
+  const codegen::ModuleSource module = module_of(all, kernels);
+  check_keys_agree(all, *compile(module), module, kernels, {0, 1, 5, 17});
+}
+
+TEST(Streaming, OtherCompilersAndTargets) {
+  // Each path of af_nt_store: clang's builtin, g++'s SSE2 and AVX moves
+  // (the default -march=native run above takes the AVX-512 one here).
+  std::vector<Case> all;
+  all.push_back({"mixed_outputs", mixed_outputs(), nd({{3, 1023}}), 1e-2});
+  all.push_back({"layernorm_f16", example("layernorm_f16"), nd({{2, 1000}}), 4e-3});
+  std::vector<schedule::ScheduledKernel> kernels;
+  codegen::ModuleSource module = module_of(all, kernels);
+  module.code += "extern \"C\" int t_nt_stores(void) { return AF_NT_STORES; }\n";
+  struct Target {
+    const char* cxx;
+    std::vector<std::string> flags;
+  };
+  const Target targets[] = {
+      {"clang++", {"-O2", "-march=native", "-std=gnu++14", "-fopenmp-simd", "-Werror"}},
+      {"g++", {"-O2", "-march=x86-64", "-fopenmp-simd", "-Werror"}},
+      {"g++", {"-O2", "-mavx2", "-mfma", "-fopenmp-simd", "-Werror"}}};
+  for (const Target& t : targets) {
+    if (std::system(fmt::format("{} --version > /dev/null 2>&1", t.cxx).c_str()) != 0) continue;
+    std::string trace = t.cxx;
+    for (const std::string& f : t.flags)
+      trace += " " + f;
+    SCOPED_TRACE(trace);
+    jit::CompilerOptions options;
+    options.cxx = t.cxx;
+    options.flags = t.flags;
+    options.cache_dir =
+        (std::filesystem::temp_directory_path() / "autofuse-codegen-tests").string();
+    jit::CompileStats stats;
+    const auto so = jit::compile_and_load(module.code, options, stats);
+    EXPECT_EQ(reinterpret_cast<int (*)()>(so->symbol("t_nt_stores"))(), 1);
+    check_keys_agree(all, *so, module, kernels, {0, 3});
+  }
+}
+
+TEST(Streaming, TilingPicksTheKeyFromTheOutputBytes) {
+  std::vector<schedule::ScheduledKernel> kernels = {schedule_graph(example("layernorm")),
+                                                    schedule_graph(scale_shift()),
+                                                    schedule_graph(example("layernorm_f16"))};
+  {  // per-row output: nothing streams
+    GraphBuilder r("row_sum");
+    Tensor x = r.input("x", DType::f32, {S("N"), S("D")});
+    kernels.push_back(schedule_graph(std::move(r).build({r.reduce_sum(x, {1}, true)})));
+  }
+  const codegen::ModuleSource module = codegen::generate_cpu_module(kernels);
+  const auto so = compile(module);
+  af_machine m{2, 32 << 10, 1 << 20, 32 << 20, 64, 64 << 10};  // streams above 16 MiB of output
+  const auto key = [&](size_t k, int64_t n, int64_t d) {
+    const std::vector<int64_t> td = run_tiling(*so, module.kernels[k], {{"N", n}, {"D", d}}, m);
+    return reinterpret_cast<const af_tiling_header*>(td.data())->tiling_key;
+  };
+  for (size_t k : {0, 1}) {  // f32 outputs: 4 * N * D bytes
+    EXPECT_EQ(key(k, 16384, 1024), 1) << module.kernels[k].name;
+    EXPECT_EQ(key(k, 4097, 1024), 1) << module.kernels[k].name;
+    EXPECT_EQ(key(k, 4096, 1024), 0) << module.kernels[k].name;  // exactly half the L3
+    EXPECT_EQ(key(k, 16, 1024), 0) << module.kernels[k].name;
+    EXPECT_EQ(key(k, 1, 64), 0) << module.kernels[k].name;
+  }
+  EXPECT_EQ(key(2, 8192, 1024), 0);  // f16: half the bytes
+  EXPECT_EQ(key(2, 8193, 1024), 1);
+  EXPECT_EQ(key(3, 1 << 20, 1 << 10), 0);  // row_sum: no streamed store
+  m.l3_bytes = 0;
+  EXPECT_EQ(key(0, 1, 1), 1);
+  EXPECT_EQ(key(3, 1, 1), 0);
+  EXPECT_THAT(module.code, HasSubstr("td->header.tiling_key = INT64_C(4)*s_D*s_N > "
+                                     "machine->l3_bytes / 2 ? 1 : 0;"));
+  EXPECT_THAT(module.code, HasSubstr("td->header.tiling_key = 0;"));
+}
+
+/// The text of kernel `name`'s kernel function in `code`.
+std::string kernel_text(const std::string& code, const std::string& name) {
+  const size_t begin = code.find(fmt::format("extern \"C\" void {}_kernel(", name));
+  EXPECT_NE(begin, std::string::npos) << name;
+  if (begin == std::string::npos) return {};
+  return code.substr(begin, code.find("\n}\n", begin) - begin);
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+    ++n;
+  return n;
+}
+
+TEST(Streaming, SourceStructure) {
+  std::vector<schedule::ScheduledKernel> kernels = {
+      schedule_graph(scale_shift()), schedule_graph(example("layernorm")), schedule_graph(stats()),
+      schedule_graph(example("rmsnorm"))};
+  GraphBuilder r("row_sum");
+  Tensor x = r.input("x", DType::f32, {S("N"), S("D")});
+  kernels.push_back(schedule_graph(std::move(r).build({r.reduce_sum(x, {1}, true)})));
+  const codegen::ModuleSource m = codegen::generate_cpu_module(kernels);
+  for (const char* name : {"scale_shift", "layernorm"}) {
+    const std::string k = kernel_text(m.code, name);
+    SCOPED_TRACE(k);
+    // The key is read once per row and once for the fence, never in a loop body.
+    EXPECT_EQ(count(k, "tiling_key"), 2u);
+    EXPECT_THAT(k, HasSubstr("if (AF_NT_STORES && td->header.tiling_key == 1 && "));
+    EXPECT_THAT(k, HasSubstr(" + af_nt_peel(&q0["));
+    EXPECT_THAT(k, HasSubstr("\n  if (AF_NT_STORES && td->header.tiling_key == 1) af_nt_fence();"));
+    EXPECT_EQ(count(k, "#pragma omp simd\n"), 2u);  // ordinary and chunk loops
+    EXPECT_THAT(k, HasSubstr("float t"));           // the chunk buffer
+    EXPECT_THAT(k, HasSubstr("[AF_NT_CHUNK] __attribute__((aligned(64)));"));
+    // The per-row branch precedes both loops.
+    EXPECT_LT(k.find("tiling_key == 1 && "), k.find("for (int64_t i1 = nt_from; i1 < nt_to;"));
+    EXPECT_LT(k.find("tiling_key == 1 && "), k.find("for (int64_t i1 = nt_k;"));
+    EXPECT_EQ(count(k, "af_nt_store(&q0["), 1u);
+    // The fence comes after the last loop.
+    EXPECT_GT(k.find("af_nt_fence()"), k.rfind("af_nt_store("));
+  }
+  // stats: y and xc are stored in passes that accumulate; only the last
+  // output (y * m2, a pass of its own) streams.
+  const std::string s = kernel_text(m.code, "stats");
+  EXPECT_EQ(count(s, "af_nt_store("), 1u) << s;
+  EXPECT_THAT(s, HasSubstr("af_nt_store(&q4["));
+  // rmsnorm's output streams; row_sum has nothing to stream: no key at all.
+  EXPECT_EQ(count(kernel_text(m.code, "rmsnorm"), "af_nt_store("), 1u);
+  EXPECT_THAT(kernel_text(m.code, "row_sum"), Not(HasSubstr("af_nt")));
+  EXPECT_THAT(kernel_text(m.code, "row_sum"), Not(HasSubstr("tiling_key")));
+  // No intrinsics header (compile time).
+  EXPECT_THAT(m.code, Not(HasSubstr("#include <immintrin.h>")));
+}
+
+TEST(Streaming, PreludeHelpers) {
+  codegen::ModuleSource source;
+  source.code = std::string(codegen::kernel_prelude());
+  source.code +=
+      "extern \"C\" int64_t t_peel(const void* p, int64_t e, int64_t n) {\n"
+      "  return af_nt_peel(p, e, n);\n}\n"
+      "extern \"C\" void t_store(void* dst, const void* src, int64_t bytes) {\n"
+      "  af_nt_store(dst, src, bytes);\n  af_nt_fence();\n}\n";
+  const auto so = compile(source);
+  const auto peel =
+      reinterpret_cast<int64_t (*)(const void*, int64_t, int64_t)>(so->symbol("t_peel"));
+  const auto store = reinterpret_cast<void (*)(void*, const void*, int64_t)>(so->symbol("t_store"));
+  alignas(64) static unsigned char buf[512];
+  for (int64_t elem : {1, 2, 4, 8}) {
+    for (int64_t k = 0; k < 128; k += elem) {
+      const int64_t want = ((64 - k % 64) % 64) / elem;
+      EXPECT_EQ(peel(buf + k, elem, 1000), want) << elem << " " << k;
+      EXPECT_EQ(peel(buf + k, elem, 3), std::min<int64_t>(want, 3)) << elem << " " << k;
+    }
+  }
+  EXPECT_EQ(peel(buf + 2, 4, 1000), 1000);  // never aligned
+  EXPECT_EQ(peel(buf + 6, 8, 70), 70);
+  alignas(64) unsigned char src[256];
+  for (int i = 0; i < 256; ++i)
+    src[i] = static_cast<unsigned char>(i * 7 + 1);
+  for (int64_t at : {0, 64, 4, 1}) {  // aligned: streamed; else ordinary stores
+    std::memset(buf, 0, sizeof(buf));
+    store(buf + at, src, 256);
+    EXPECT_EQ(std::memcmp(buf + at, src, 256), 0) << at;
+    for (int64_t i = 0; i < at; ++i)
+      EXPECT_EQ(buf[i], 0) << at;
+    for (int64_t i = at + 256; i < 512; ++i)
+      EXPECT_EQ(buf[i], 0) << at;
+  }
+}
+
+}  // namespace
+}  // namespace autofuse::codegen_test

@@ -1,0 +1,215 @@
+// LayerNormalization, Softmax, LogSoftmax and BatchNormalization: imported,
+// run on the reference interpreter and compared with values computed in
+// double here; the normalizations and softmaxes fuse into one kernel each.
+#include <cmath>
+#include <limits>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "composite_util.h"
+
+namespace autofuse::frontend::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+/// LayerNormalization over axes [axis, rank) in double: Y, Mean, InvStdDev.
+struct LayerNormWant {
+  std::vector<double> y, mean, inv_std;
+};
+LayerNormWant layer_norm(const HostTensor& x, const HostTensor& scale, const HostTensor* bias,
+                         int64_t axis, double eps) {
+  const std::vector<int64_t>& shape = x.shape();
+  int64_t rows = 1, cols = 1;
+  for (int64_t d = 0; d < x.rank(); ++d)
+    (d < axis ? rows : cols) *= shape[static_cast<size_t>(d)];
+  LayerNormWant w;
+  for (int64_t r = 0; r < rows; ++r) {
+    double mean = 0, var = 0;
+    for (int64_t c = 0; c < cols; ++c)
+      mean += x.get_f64(r * cols + c);
+    mean /= static_cast<double>(cols);
+    for (int64_t c = 0; c < cols; ++c)
+      var += std::pow(x.get_f64(r * cols + c) - mean, 2);
+    var /= static_cast<double>(cols);
+    const double inv = 1 / std::sqrt(var + eps);
+    w.mean.push_back(mean);
+    w.inv_std.push_back(inv);
+    for (int64_t c = 0; c < cols; ++c) {
+      double v = (x.get_f64(r * cols + c) - mean) * inv * scale.get_f64(c);
+      if (bias) v += bias->get_f64(c);
+      w.y.push_back(v);
+    }
+  }
+  return w;
+}
+
+TEST(CompositeLayerNorm, MatchesDoubleAndFusesToOneKernel) {
+  struct Case {
+    std::vector<int64_t> shape;
+    int64_t axis;
+  };
+  uint64_t seed = 1;
+  for (const Case& c : std::vector<Case>{{{1, 1}, -1},
+                                         {{3, 7}, -1},
+                                         {{2, 5, 33}, -1},
+                                         {{2, 5, 33}, 1},
+                                         {{4, 3, 2}, -2},
+                                         {{1, 9}, 0}}) {
+    const std::string what = fmt::format("[{}] axis {}", fmt::join(c.shape, ","), c.axis);
+    const int64_t axis = c.axis < 0 ? c.axis + static_cast<int64_t>(c.shape.size()) : c.axis;
+    const std::vector<int64_t> norm_shape(c.shape.begin() + axis, c.shape.end());
+    OneNode n{"LayerNormalization"};
+    n.inputs = {random_host(DType::f32, c.shape, seed++),
+                random_host(DType::f32, norm_shape, seed++, 0.5, 2),
+                random_host(DType::f32, norm_shape, seed++)};
+    n.attrs = {attr("axis", c.axis), attr("epsilon", 1e-3f)};
+    n.num_outputs = 3;
+    const OnnxModel model = n.import();
+    EXPECT_EQ(fused_kernels(model), 1) << what;
+    const std::vector<HostTensor> got = run(model, n.graph_inputs());
+    const LayerNormWant want =
+        layer_norm(n.inputs[0], n.inputs[1], &n.inputs[2], axis, static_cast<double>(1e-3f));
+    std::vector<int64_t> stat_shape = c.shape;
+    for (size_t d = static_cast<size_t>(axis); d < stat_shape.size(); ++d)
+      stat_shape[d] = 1;
+    expect_close(got[0], c.shape, want.y, 1e-5, 1e-5, what + " Y");
+    expect_close(got[1], stat_shape, want.mean, 1e-5, 1e-6, what + " Mean");
+    expect_close(got[2], stat_shape, want.inv_std, 1e-5, 1e-6, what + " InvStdDev");
+  }
+}
+
+TEST(CompositeLayerNorm, HalfInputStashesInF32WithoutBias) {
+  OneNode n{"LayerNormalization"};
+  n.inputs = {random_host(DType::f16, {3, 17}, 5), random_host(DType::f16, {17}, 6, 0.5, 2)};
+  n.num_outputs = 2;
+  const std::vector<HostTensor> got = n.run();
+  ASSERT_EQ(got[0].dtype(), DType::f16);
+  ASSERT_EQ(got[1].dtype(), DType::f32);  // Mean is in the stash type
+  const LayerNormWant want = layer_norm(n.inputs[0], n.inputs[1], nullptr, 1, 1e-5f);
+  expect_close(got[0], {3, 17}, want.y, 4e-3, 4e-3, "Y");
+  expect_close(got[1], {3, 1}, want.mean, 1e-5, 1e-6, "Mean");
+}
+
+TEST(CompositeLayerNorm, RejectsANonFloatStashType) {
+  OneNode n{"LayerNormalization"};
+  n.inputs = {random_host(DType::f32, {2, 3}, 1), random_host(DType::f32, {3}, 2)};
+  n.attrs = {attr("stash_type", 7)};
+  try {
+    n.import();
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("stash_type 7"));
+  }
+}
+
+/// Softmax (or log-softmax) along `axis` in double.
+std::vector<double> softmax(const HostTensor& x, int64_t axis, bool log) {
+  const AxisRows rows(x.shape(), axis);
+  std::vector<double> out(static_cast<size_t>(x.numel()));
+  for (int64_t o = 0; o < rows.outer; ++o) {
+    for (int64_t j = 0; j < rows.inner; ++j) {
+      double mx = -std::numeric_limits<double>::infinity(), sum = 0;
+      for (int64_t i = 0; i < rows.len; ++i)
+        mx = std::max(mx, x.get_f64(rows.at(o, i, j)));
+      for (int64_t i = 0; i < rows.len; ++i)
+        sum += std::exp(x.get_f64(rows.at(o, i, j)) - mx);
+      for (int64_t i = 0; i < rows.len; ++i) {
+        const double s = x.get_f64(rows.at(o, i, j)) - mx;
+        out[static_cast<size_t>(rows.at(o, i, j))] = log ? s - std::log(sum) : std::exp(s) / sum;
+      }
+    }
+  }
+  return out;
+}
+
+TEST(CompositeSoftmax, BothKindsEveryAxisAndOneKernel) {
+  uint64_t seed = 20;
+  for (const char* op : {"Softmax", "LogSoftmax"}) {
+    for (const auto& shape :
+         std::vector<std::vector<int64_t>>{{1}, {5}, {3, 1}, {4, 33}, {2, 3, 7}}) {
+      const int64_t rank = static_cast<int64_t>(shape.size());
+      for (int64_t axis = -rank; axis < rank; ++axis) {
+        const std::string what = fmt::format("{} [{}] axis {}", op, fmt::join(shape, ","), axis);
+        OneNode n{op};
+        // Large values: the max shift must keep exp from overflowing.
+        n.inputs = {random_host(DType::f32, shape, seed++, -100, 100)};
+        if (axis != -1) n.attrs = {attr("axis", axis)};
+        n.opset = 13;
+        const OnnxModel model = n.import();
+        EXPECT_EQ(fused_kernels(model), 1) << what;
+        const HostTensor got = run(model, n.graph_inputs())[0];
+        expect_close(
+            got, shape,
+            softmax(n.inputs[0], axis < 0 ? axis + rank : axis, std::string(op) == "LogSoftmax"),
+            1e-5, 1e-6, what);
+      }
+    }
+  }
+}
+
+TEST(CompositeSoftmax, HalfAndOutOfRangeAxis) {
+  OneNode n{"Softmax"};
+  n.inputs = {random_host(DType::f16, {3, 9}, 3)};
+  expect_close(n.run()[0], {3, 9}, softmax(n.inputs[0], 1, false), 4e-3, 1e-3, "f16");
+  n.attrs = {attr("axis", 2)};
+  try {
+    n.import();
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("axis 2"));
+    EXPECT_THAT(e.what(), HasSubstr("Softmax"));
+  }
+}
+
+TEST(CompositeBatchNorm, InferenceMatchesDouble) {
+  uint64_t seed = 40;
+  for (const auto& shape :
+       std::vector<std::vector<int64_t>>{{1, 1}, {2, 3}, {2, 3, 5}, {1, 4, 3, 5}}) {
+    const int64_t c = shape[1];
+    OneNode n{"BatchNormalization"};
+    n.inputs = {random_host(DType::f32, shape, seed++), random_host(DType::f32, {c}, seed++),
+                random_host(DType::f32, {c}, seed++), random_host(DType::f32, {c}, seed++),
+                random_host(DType::f32, {c}, seed++, 0.1, 2)};
+    n.initializer_inputs = {1, 2, 3, 4};
+    n.attrs = {attr("epsilon", 1e-2f)};
+    n.opset = 15;
+    const OnnxModel model = n.import();
+    EXPECT_EQ(fused_kernels(model), 1);
+    const AxisRows rows(shape, 1);
+    std::vector<double> want(static_cast<size_t>(n.inputs[0].numel()));
+    for (int64_t o = 0; o < rows.outer; ++o)
+      for (int64_t i = 0; i < rows.len; ++i)
+        for (int64_t j = 0; j < rows.inner; ++j) {
+          const double x = n.inputs[0].get_f64(rows.at(o, i, j));
+          want[static_cast<size_t>(rows.at(o, i, j))] =
+              (x - n.inputs[3].get_f64(i)) / std::sqrt(n.inputs[4].get_f64(i) + 1e-2f) *
+                  n.inputs[1].get_f64(i) +
+              n.inputs[2].get_f64(i);
+        }
+    expect_close(run(model, n.graph_inputs())[0], shape, want, 1e-5, 1e-5,
+                 fmt::format("[{}]", fmt::join(shape, ",")));
+  }
+}
+
+TEST(CompositeBatchNorm, TrainingModeAndStatisticsOutputsAreClearErrors) {
+  OneNode n{"BatchNormalization"};
+  n.inputs = {random_host(DType::f32, {2, 3}, 1)};
+  for (int i = 0; i < 4; ++i)
+    n.inputs.push_back(random_host(DType::f32, {3}, 2 + i, 0.1, 1));
+  n.opset = 15;
+  n.attrs = {attr("training_mode", 1)};
+  try {
+    n.import();
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("training_mode=1"));
+  }
+  n.attrs = {};
+  n.num_outputs = 3;
+  EXPECT_THROW(n.import(), UserError);
+}
+
+}  // namespace
+}  // namespace autofuse::frontend::testing
