@@ -20,10 +20,6 @@ const TensorType& input_type(const LoadedGraph& loaded, size_t i) {
   return loaded.graph->value(loaded.graph->inputs()[i]).type;
 }
 
-std::string shape_string(const std::vector<int64_t>& shape) {
-  return fmt::format("[{}]", fmt::join(shape, ", "));
-}
-
 // Which input an argument names: the longest prefix before an '=' that is
 // an input name (ONNX names may themselves contain '=').
 std::pair<size_t, std::string> split_input_arg(const LoadedGraph& loaded, const std::string& arg) {

@@ -136,7 +136,9 @@ TEST(ConformanceCli, JsonVerboseAndFilters) {
   EXPECT_EQ(doc["ops"]["Relu"]["failed"], 1);
   EXPECT_THAT(r.err, HasSubstr("4 passed, 1 failed, 1 skipped"));
   for (const auto& t : doc["tests"]) {
-    if (t["name"] == "test_reshape") EXPECT_EQ(t["frozen_inputs"], nlohmann::json({"shape"}));
+    if (t["name"] == "test_reshape") {
+      EXPECT_EQ(t["frozen_inputs"], nlohmann::json({"shape"}));
+    }
     if (t["name"] == "test_reshape_via_identity") {
       EXPECT_EQ(t["status"], "passed");
       EXPECT_EQ(t["frozen_inputs"], nlohmann::json({"shape"}));

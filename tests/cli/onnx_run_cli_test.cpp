@@ -83,7 +83,9 @@ TEST(OnnxRunCli, NpyInputsOutputDirEveryExecutor) {
     EXPECT_EQ(doc["runs"][0]["shape"], nlohmann::json({{"batch", 3}}));
     EXPECT_EQ(doc["runs"][0]["outputs"][0]["name"], "sum");
     EXPECT_EQ(doc["runs"][0]["outputs"][1]["name"], "out/relu");
-    if (mode == "--check") EXPECT_EQ(doc["ok"], true);
+    if (mode == "--check") {
+      EXPECT_EQ(doc["ok"], true);
+    }
     expect_outputs(out, x);
   }
 }
