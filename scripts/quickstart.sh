@@ -6,6 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup-deps.sh
+bash scripts/setup-python.sh
 cmake --preset release >/dev/null
 cmake --build --preset release
 ./build/release/autofuse print examples/layernorm.af
