@@ -46,11 +46,11 @@ struct FusionConfig {
 };
 
 enum class RegionKind : uint8_t {
-  Kernel,   ///< generated code (an AscBackend): fused ops, or one op when unfused
-  Library,  ///< runtime library implementation (matmul; data movement ops for now)
-  View,     ///< reshape: the output aliases the input's buffer
-  Constant, ///< a constant that is not fused (non-splat, or only read by library ops):
-            ///< materialized once when the Executable is built
+  Kernel,    ///< generated code (an AscBackend): fused ops, or one op when unfused
+  Library,   ///< runtime library implementation (matmul; data movement ops for now)
+  View,      ///< reshape: the output aliases the input's buffer
+  Constant,  ///< a constant that is not fused (non-splat, or only read by library ops):
+             ///< materialized once when the Executable is built
 };
 std::string_view region_kind_name(RegionKind kind);
 

@@ -18,10 +18,10 @@
 namespace autofuse::runtime {
 
 struct CompileOptions {
-  fuse::FusionConfig fusion;      ///< fusion.enabled = false gives the unfused path
+  fuse::FusionConfig fusion;  ///< fusion.enabled = false gives the unfused path
   jit::CompilerOptions compiler;
-  int threads = 0;                ///< 0: one per core
-  std::string dump_dir;           ///< empty: $AUTOFUSE_DUMP, else no dumps
+  int threads = 0;       ///< 0: one per core
+  std::string dump_dir;  ///< empty: $AUTOFUSE_DUMP, else no dumps
 };
 
 /// Per-pass timings and outcome of a compile (for reports and --json).

@@ -51,12 +51,14 @@ class NodeContext {
   // default an absent attribute is a UserError. A wrong attribute type is a
   // UserError naming the attribute.
   virtual bool has_attr(std::string_view name) const = 0;
-  virtual int64_t attr_int(std::string_view name, std::optional<int64_t> def = std::nullopt) const = 0;
-  virtual float attr_float(std::string_view name, std::optional<float> def = std::nullopt) const = 0;
-  virtual std::vector<int64_t> attr_ints(std::string_view name,
-                                         std::optional<std::vector<int64_t>> def = std::nullopt) const = 0;
-  virtual std::vector<float> attr_floats(std::string_view name,
-                                         std::optional<std::vector<float>> def = std::nullopt) const = 0;
+  virtual int64_t attr_int(std::string_view name,
+                           std::optional<int64_t> def = std::nullopt) const = 0;
+  virtual float attr_float(std::string_view name,
+                           std::optional<float> def = std::nullopt) const = 0;
+  virtual std::vector<int64_t> attr_ints(
+      std::string_view name, std::optional<std::vector<int64_t>> def = std::nullopt) const = 0;
+  virtual std::vector<float> attr_floats(
+      std::string_view name, std::optional<std::vector<float>> def = std::nullopt) const = 0;
   virtual std::string attr_string(std::string_view name,
                                   std::optional<std::string> def = std::nullopt) const = 0;
   virtual HostTensor attr_tensor(std::string_view name) const = 0;
@@ -66,8 +68,7 @@ class NodeContext {
   virtual bool has_output(int i) const = 0;
   virtual void set_output(int i, Tensor t) = 0;
   /// Sets a host-side known value (rank 0 when `scalar`, else rank 1).
-  virtual void set_known_output(int i, std::vector<sym::Expr> values, DType dtype,
-                                bool scalar) = 0;
+  virtual void set_known_output(int i, std::vector<sym::Expr> values, DType dtype, bool scalar) = 0;
   /// Sets an output to a constant (folded at import): it stays known to
   /// later nodes (constant(), known_ints()) and becomes a graph constant only
   /// when a real op reads it.
