@@ -47,8 +47,11 @@ nlohmann::json regions_json(const fuse::FusedGraph& fused) {
 int run(const FuseOptions& options) {
   std::shared_ptr<const Graph> graph = load_graph(options.path).graph;
   runtime::CompileOptions compile = compile_options(!options.unfused, options.dump_dir);
-  fuse::FusedGraph fused = fuse::partition(graph, compile.fusion);
-  if (!options.dump_dir.empty()) runtime::Executable::build(graph, compile);
+  // With --dump-dir the whole pipeline runs, and the partition it compiled
+  // is the one printed; otherwise only the partitioner runs.
+  std::unique_ptr<runtime::Executable> exe;
+  if (!options.dump_dir.empty()) exe = runtime::Executable::build(graph, compile);
+  const fuse::FusedGraph fused = exe ? exe->fused() : fuse::partition(graph, compile.fusion);
   if (options.json) {
     nlohmann::json doc = {{"graph", graph->name()},
                           {"kernels", fused.num_kernels()},
