@@ -41,6 +41,15 @@ class UserError : public std::runtime_error {
   std::string message_;
 };
 
+/// A well-formed input that uses something autofuse does not implement (an
+/// op type, an attribute value, a dtype, an opset). Same channel as UserError
+/// (exit code 2); a separate type so that tools (the conformance runner) can
+/// tell "not implemented" from "wrong input" without reading message text.
+class UnsupportedError : public UserError {
+ public:
+  using UserError::UserError;
+};
+
 /// A broken internal invariant: a bug in autofuse.
 class InternalError : public std::logic_error {
  public:

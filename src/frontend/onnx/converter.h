@@ -81,6 +81,9 @@ class NodeContext {
   virtual std::string fresh_name(std::string_view hint) = 0;
   /// UserError naming the node (name and op type) and the reason.
   [[noreturn]] virtual void fail(const std::string& reason) const = 0;
+  /// UnsupportedError naming the node: the node is valid ONNX but uses
+  /// something autofuse does not implement (an attribute value, a mode).
+  [[noreturn]] virtual void unsupported(const std::string& reason) const = 0;
 };
 
 using ConvertFn = void (*)(NodeContext&);
@@ -92,5 +95,8 @@ void register_shape_ops(ConverterTable& table);        // convert_shape.cpp
 void register_reduce_ops(ConverterTable& table);       // convert_reduce.cpp
 void register_composite_ops(ConverterTable& table);    // convert_composite.cpp
 void register_library_ops(ConverterTable& table);      // convert_library.cpp (MatMul, Gemm)
+void register_index_ops(ConverterTable& table);        // convert_index.cpp (ArgMax, Trilu, ...)
+void register_loss_ops(ConverterTable& table);         // convert_loss.cpp (NLL, SoftmaxCE)
+void register_math_ops(ConverterTable& table);         // convert_math.cpp (trig, ThresholdedRelu)
 
 }  // namespace autofuse::frontend::onnx_import

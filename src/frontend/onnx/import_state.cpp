@@ -162,6 +162,10 @@ void NodeContextImpl::fail(const std::string& reason) const {
   throw UserError(location(), reason);
 }
 
+void NodeContextImpl::unsupported(const std::string& reason) const {
+  throw UnsupportedError(location(), reason);
+}
+
 bool NodeContextImpl::has_input(int i) const {
   return i >= 0 && i < node_.input_size() && !node_.input(i).empty();
 }

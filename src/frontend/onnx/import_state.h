@@ -109,6 +109,7 @@ class NodeContextImpl final : public NodeContext {
 
   std::string fresh_name(std::string_view hint) override;
   [[noreturn]] void fail(const std::string& reason) const override;
+  [[noreturn]] void unsupported(const std::string& reason) const override;
 
   /// Whether output i was set by the converter.
   bool output_set(int i) const { return set_.count(i) > 0; }

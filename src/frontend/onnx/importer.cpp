@@ -41,6 +41,9 @@ ConverterTable build_converter_table() {
   add(register_reduce_ops, "convert_reduce.cpp");
   add(register_composite_ops, "convert_composite.cpp");
   add(register_library_ops, "convert_library.cpp");
+  add(register_index_ops, "convert_index.cpp");
+  add(register_loss_ops, "convert_loss.cpp");
+  add(register_math_ops, "convert_math.cpp");
   return table;
 }
 
