@@ -84,6 +84,21 @@ struct LibraryContext {
 /// where oneDNN lacks an f16 kernel for the CPU), f32 accumulation, rounded
 /// to the dtype once per element; a plain loop over the pool for f64
 /// (oneDNN has no f64 matmul). oneDNN threads with its own OpenMP runtime.
+/// Bounds the OpenMP team oneDNN uses (Debian's libdnnl runs on OpenMP, not
+/// on our pool) to `threads` for the calling thread while alive.
+class ScopedOmpThreads {
+ public:
+  explicit ScopedOmpThreads(int threads);
+  ~ScopedOmpThreads();
+  ScopedOmpThreads(const ScopedOmpThreads&) = delete;
+  ScopedOmpThreads& operator=(const ScopedOmpThreads&) = delete;
+  /// The calling thread's current team bound (omp_get_max_threads).
+  static int current();
+
+ private:
+  int saved_;
+};
+
 void library_matmul(const TensorView& a, const TensorView& b, const TensorView& out,
                     LibraryContext& ctx);
 

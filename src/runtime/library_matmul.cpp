@@ -23,9 +23,12 @@
 // the thread pool.
 //
 // Threads: Debian's libdnnl is built with DNNL_CPU_RUNTIME=OMP (it links
-// libgomp), so oneDNN parallelizes with its own OpenMP team (OMP_NUM_THREADS,
-// default one per core), not with the runtime's pool; the pool's workers are
-// idle while a library op runs.
+// libgomp), so oneDNN parallelizes with its own OpenMP team, not with the
+// runtime's pool; the pool's workers are idle while a library op runs. The
+// team is bounded to the pool's size around each call (ScopedOmpThreads), so
+// CompileOptions::threads holds for matmuls too. omp_set_num_threads only
+// sets the calling thread's nthreads-var, so this does not leak into other
+// threads of the process, and it is restored afterwards.
 #include <algorithm>
 #include <array>
 #include <compare>
@@ -34,6 +37,7 @@
 #include <optional>
 
 #include <oneapi/dnnl/dnnl.hpp>
+#include <omp.h>
 
 #include "autofuse/error.h"
 #include "autofuse/support/half.h"
@@ -343,7 +347,10 @@ void f32_to_f16_n(const float* src, uint16_t* dst, int64_t n) {
 }
 
 void matmul_dnnl(const Problem& p, const TensorView& av, const TensorView& bv,
-                 const TensorView& outv, MatmulCache::Impl& cache, Scratch& scratch) {
+                 const TensorView& outv, MatmulCache::Impl& cache, Scratch& scratch,
+                 int threads) {
+  // Primitive creation reads the team size too (oneDNN blocks for it).
+  const ScopedOmpThreads team(threads);
   // One primitive over the merged batch dims, or a 2-D one per batch.
   const bool batched = p.batch_rank <= kMaxDnnlBatchRank;
   ProblemKey key;
@@ -396,6 +403,16 @@ void matmul_dnnl(const Problem& p, const TensorView& av, const TensorView& bv,
 
 }  // namespace
 
+ScopedOmpThreads::ScopedOmpThreads(int threads) : saved_(omp_get_max_threads()) {
+  omp_set_num_threads(std::max(1, threads));
+}
+ScopedOmpThreads::~ScopedOmpThreads() {
+  omp_set_num_threads(saved_);
+}
+int ScopedOmpThreads::current() {
+  return omp_get_max_threads();
+}
+
 void library_matmul(const TensorView& a, const TensorView& b, const TensorView& out,
                     LibraryContext& ctx) {
   AF_CHECK(a.dtype == b.dtype && out.dtype == a.dtype, "matmul of {} and {} into {}",
@@ -412,11 +429,11 @@ void library_matmul(const TensorView& a, const TensorView& b, const TensorView& 
                       static_cast<double*>(out.data), ctx);
   }
   if (ctx.matmul_cache != nullptr) {
-    matmul_dnnl(p, a, b, out, ctx.matmul_cache->impl(), ctx.scratch);
+    matmul_dnnl(p, a, b, out, ctx.matmul_cache->impl(), ctx.scratch, ctx.pool.num_threads());
     return;
   }
   MatmulCache temporary;
-  matmul_dnnl(p, a, b, out, temporary.impl(), ctx.scratch);
+  matmul_dnnl(p, a, b, out, temporary.impl(), ctx.scratch, ctx.pool.num_threads());
 }
 
 }  // namespace autofuse::runtime

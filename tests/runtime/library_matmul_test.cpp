@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 
 #include <gtest/gtest.h>
 
@@ -155,6 +156,41 @@ TEST(OneDnnMatmul, WorksWithoutACache) {
   LibraryContext ctx{pool, scratch, kMinBlockBytes};
   check(DType::f32, {2, 9, 13}, {13, 6}, ctx, 300);
   check(DType::f16, {9, 13}, {2, 13, 6}, ctx, 301);
+}
+
+int thread_count() {
+  int n = 0;
+  for ([[maybe_unused]] const auto& task : std::filesystem::directory_iterator("/proc/self/task"))
+    ++n;
+  return n;
+}
+
+TEST(OneDnnMatmul, ScopedOmpThreadsSetsAndRestoresTheBound) {
+  const int before = ScopedOmpThreads::current();
+  {
+    const ScopedOmpThreads one(1);
+    EXPECT_EQ(ScopedOmpThreads::current(), 1);
+    {
+      const ScopedOmpThreads three(3);
+      EXPECT_EQ(ScopedOmpThreads::current(), 3);
+    }
+    EXPECT_EQ(ScopedOmpThreads::current(), 1);
+  }
+  EXPECT_EQ(ScopedOmpThreads::current(), before);
+}
+
+// A one-thread context must not start oneDNN's OpenMP team. ctest runs each
+// test in its own process, where no team exists yet, so an unbounded oneDNN
+// would add threads here (when the whole binary runs at once, an earlier
+// test may have started the team already, and the check still holds).
+TEST(OneDnnMatmul, OneThreadContextStartsNoThreads) {
+  ThreadPool pool(1);
+  Scratch scratch;
+  MatmulCache cache;
+  LibraryContext ctx{pool, scratch, kMinBlockBytes, &cache};
+  const int before = thread_count();
+  check(DType::f32, {256, 256}, {256, 256}, ctx, 11);  // big enough to parallelize
+  EXPECT_EQ(thread_count(), before);
 }
 
 TEST(OneDnnMatmul, CacheReusesPrimitivesPerShape) {
