@@ -74,7 +74,7 @@ class Lowerer {
       const sym::Expr size = dim(v, d);
       const sym::Expr& axis_size = axes_.sizes[static_cast<size_t>(a)];
       if (size == kOne) continue;
-      AF_CHECK(sym::proven_eq(size, graph_.shape_env().canonicalize(axis_size)),
+      AF_CHECK(graph_.shape_env().known_equal(size, axis_size),
                "value '{}': dim {} ({}) on axis {} of size {}", graph_.value(v).name, d,
                size.to_string(), a, axis_size.to_string());
       reps[static_cast<size_t>(a)] = axis_size;

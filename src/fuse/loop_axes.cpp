@@ -36,18 +36,6 @@ bool is_one(const sym::Expr& e) {
   return e.as_const() == 1;
 }
 
-/// Proven equal, or equated by an Eq guard that canonicalize() could not
-/// apply (neither side a lone symbol): shape inference already relies on it.
-bool sizes_equal(const sym::ShapeEnv& env, const sym::Expr& a, const sym::Expr& b) {
-  if (sym::proven_eq(a, b)) return true;
-  for (const sym::Guard& g : env.guards()) {
-    if (g.rel != sym::Rel::Eq) continue;
-    const sym::Expr l = env.canonicalize(g.lhs), r = env.canonicalize(g.rhs);
-    if ((l == a && r == b) || (l == b && r == a)) return true;
-  }
-  return false;
-}
-
 /// Union-find whose root is always the smallest member, so results do not
 /// depend on the order of unions.
 class UnionFind {
@@ -185,7 +173,7 @@ FusionDecision AxisMapper::compute_sizes() {
       first_pair[root] = p;
       continue;
     }
-    if (sizes_equal(env, it->second, size)) continue;
+    if (env.known_equal(it->second, size)) continue;
     const int q = first_pair[root];
     const ValueId a = pair_value_[q], b = pair_value_[p];
     return FusionDecision::refuse(fmt::format(

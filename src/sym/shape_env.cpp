@@ -287,6 +287,17 @@ int64_t ShapeEnv::hint_value(const Expr& e, int64_t fallback) const {
   return try_evaluate(e, binding).value_or(fallback);
 }
 
+bool ShapeEnv::known_equal(const Expr& a, const Expr& b) const {
+  const Expr ca = canonicalize(a), cb = canonicalize(b);
+  if (proven(ca, Rel::Eq, cb)) return true;
+  for (const Guard& g : guards_) {
+    if (g.rel != Rel::Eq) continue;
+    const Expr l = canonicalize(g.lhs), r = canonicalize(g.rhs);
+    if ((l == ca && r == cb) || (l == cb && r == ca)) return true;
+  }
+  return false;
+}
+
 bool ShapeEnv::guard(const Expr& a, Rel rel, const Expr& b, GuardKind kind,
                      const std::string& reason, bool assume) {
   Expr ca = canonicalize(a);

@@ -70,6 +70,23 @@ TEST(ShapeEnv, WithoutHintsTheAssumptionDecides) {
   EXPECT_EQ(env.guards()[1].condition_text(), "K + N >= 3");
 }
 
+// GPT-2's causal mask slices a [256] buffer to min(256, seq) and adds it to a
+// [seq] value: the broadcast guard seq == min(256, seq) cannot canonicalize
+// (both sides hold seq), yet fusion and lowering must both treat the two
+// sizes as one (regression: lowering demanded a proof and failed).
+TEST(ShapeEnv, KnownEqualAcceptsProofsAndUnsolvedEqGuards) {
+  ShapeEnv env;
+  const Expr clamped = min(Expr(256), N);
+  EXPECT_FALSE(env.known_equal(N, clamped));
+  EXPECT_TRUE(env.known_equal(N + 1, 1 + N));
+  env.require(N, Rel::Eq, clamped, GuardKind::Expect, "broadcast");
+  EXPECT_FALSE(env.proven(N, Rel::Eq, clamped));
+  EXPECT_TRUE(env.known_equal(N, clamped));
+  EXPECT_TRUE(env.known_equal(clamped, N));
+  EXPECT_FALSE(env.known_equal(N, M));
+  EXPECT_FALSE(env.known_equal(N, clamped + 1));
+}
+
 TEST(ShapeEnv, EqualitiesCanonicalize) {
   ShapeEnv env;
   EXPECT_TRUE(env.guard(N, Rel::Eq, M, GuardKind::Expect, "broadcast"));

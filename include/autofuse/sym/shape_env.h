@@ -65,6 +65,11 @@ class ShapeEnv {
   /// Proven after canonicalize(); records nothing.
   bool proven(const Expr& a, Rel rel, const Expr& b) const;
 
+  /// Equal for every binding that passes the guards: proven after
+  /// canonicalize(), or an Eq guard recorded between the two (canonical)
+  /// sides. Records nothing. Fusion and lowering must agree on this test.
+  bool known_equal(const Expr& a, const Expr& b) const;
+
   /// Guarded query: if proven true/false, that answer. Otherwise the answer
   /// for the hints when every symbol involved has one, else `assume`; a guard
   /// stating the answer is recorded (deduplicated). Eq guards between a lone
