@@ -245,6 +245,8 @@ void parse_args(LineReader& r, const std::vector<Piece>& args, AscNode& n) {
       n.inputs.push_back(id);
     } else if (t.starts_with("arg=") && (n.kind == AscKind::Data || n.kind == AscKind::Output)) {
       n.arg_index = r.piece_int({t.substr(4), arg.column + 4}, "an argument index");
+    } else if (t == "saturate=false" && n.kind == AscKind::Cast) {
+      n.saturate = false;
     } else if (t.starts_with("axis=") && n.kind == AscKind::Index) {
       n.axis = r.piece_int({t.substr(5), arg.column + 5}, "an axis index");
     } else if (n.kind == AscKind::Scalar) {

@@ -49,6 +49,9 @@ std::string node_args(const AscNode& n) {
     case AscKind::Index:
       args.push_back(fmt::format("axis={}", n.axis));
       break;
+    case AscKind::Cast:
+      if (!n.saturate) args.push_back("saturate=false");  // the default is not written
+      break;
     default:
       break;
   }

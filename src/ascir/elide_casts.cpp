@@ -1,6 +1,8 @@
 // Mixed precision inside a kernel: f16, bf16 and f32 all compute in f32, so
 // a Cast between two of them only rounds. Values stay f32 inside the kernel
 // and are rounded once, when a Store converts to the output's dtype.
+// Casts to and from float8 stay: with 2-3 mantissa bits the rounding is
+// most of the value, and a cast may saturate where a store does not.
 #include "autofuse/ascir/lower.h"
 
 namespace autofuse::ascir {

@@ -190,11 +190,13 @@ class Lowerer {
         node_of_[out] = add(std::move(n), value.name);
         return;
       }
-      case OpClass::Cast:
-        node_of_[out] = add(make(AscKind::Cast, value.type.dtype,
-                                 {at_repeats(value_node(node.inputs[0]), reps)}, reps),
-                            value.name);
+      case OpClass::Cast: {
+        AscNode n = make(AscKind::Cast, value.type.dtype,
+                         {at_repeats(value_node(node.inputs[0]), reps)}, reps);
+        n.saturate = std::get<CastAttrs>(node.attrs).saturate;
+        node_of_[out] = add(std::move(n), value.name);
         return;
+      }
       case OpClass::BroadcastTo: {
         const ValueId in = node.inputs[0];
         const int x = at_repeats(value_node(in), extents(in));

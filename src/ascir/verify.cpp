@@ -112,6 +112,8 @@ class Verifier {
     AF_CHECK(has_axis == (n.axis >= 0), "node {} ({}): axis {}", n.name, asc_kind_name(n.kind),
              n.axis);
     if (has_axis) AF_CHECK(n.axis < g_.num_axes(), "index {} on axis {}", n.name, n.axis);
+    AF_CHECK(n.saturate || (n.kind == AscKind::Cast && is_float8(n.dtype)),
+             "node {} ({}): saturate=false off a cast to float8", n.name, asc_kind_name(n.kind));
   }
 
   void same_repeats(const AscNode& n, const AscNode& input) {

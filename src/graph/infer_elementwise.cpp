@@ -101,6 +101,8 @@ std::vector<TensorType> infer_where(const InferContext& ctx, const std::vector<T
 
 std::vector<TensorType> infer_cast(const InferContext& ctx, const std::vector<TensorType>& in,
                                    const CastAttrs& attrs) {
+  if (!attrs.saturate && !is_float8(attrs.to))
+    ctx.fail("saturate=false is for float8 targets only, not {}", dtype_name(attrs.to));
   return {TensorType{attrs.to, in[0].shape}};
 }
 

@@ -29,14 +29,26 @@ struct IntRange {
 IntRange int_range(DType t) {
   constexpr double kExact = 9007199254740992.0;  // 2^53
   switch (t) {
+    case DType::i4:
+      return {-8, 7};
+    case DType::u4:
+      return {0, 15};
     case DType::i8:
       return {-128, 127};
     case DType::u8:
       return {0, 255};
+    case DType::i16:
+      return {-32768, 32767};
+    case DType::u16:
+      return {0, 65535};
     case DType::i32:
       return {-2147483648.0, 2147483647.0};
+    case DType::u32:
+      return {0, 4294967295.0};
     case DType::i64:
       return {-kExact, kExact};
+    case DType::u64:
+      return {0, kExact};
     case DType::boolean:
       return {0, 1};
     default:
@@ -85,6 +97,8 @@ std::vector<TensorType> infer_matmul(const InferContext& ctx, const std::vector<
   for (int k = 0; k < 2; ++k)
     if (in[k].rank() < 2) ctx.fail("input {} has rank {}, needs rank >= 2", k, in[k].rank());
   const DType dtype = check_dtype_rule(ctx, {a.dtype, b.dtype});
+  // The library matmul (oneDNN) has no float8; ONNX MatMul takes none either.
+  if (is_float8(dtype)) ctx.fail("{} is not supported", dtype_name(dtype));
   const sym::Expr& m = a.shape[a.rank() - 2];
   const sym::Expr& ka = a.shape[a.rank() - 1];
   const sym::Expr& kb = b.shape[b.rank() - 2];

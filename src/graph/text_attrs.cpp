@@ -149,7 +149,7 @@ std::vector<AttrSpec> attr_specs(AttrKind kind) {
     case AttrKind::None:
       return {};
     case AttrKind::Cast:
-      return {{"to", true}};
+      return {{"to", true}, {"saturate", false}};
     case AttrKind::Shape:
       return {{"shape", true}};
     case AttrKind::Reduce:
@@ -213,8 +213,12 @@ Attrs convert_attrs(OpKind op, const std::vector<NamedAttr>& attrs, const std::s
   switch (info.attr_kind) {
     case AttrKind::None:
       return NoAttrs{};
-    case AttrKind::Cast:
-      return CastAttrs{c.to_dtype(*get("to"), "to")};
+    case AttrKind::Cast: {
+      CastAttrs out{c.to_dtype(*get("to"), "to")};
+      if (const Literal* saturate = get("saturate"))
+        out.saturate = c.to_bool(*saturate, "saturate");
+      return out;
+    }
     case AttrKind::Shape:
       return ShapeAttrs{c.to_dim_list(*get("shape"), "shape")};
     case AttrKind::Reduce: {

@@ -54,6 +54,8 @@ std::vector<std::string> format_attrs(const Attrs& attrs) {
   struct Visitor {
     std::vector<std::string> operator()(const NoAttrs&) const { return {}; }
     std::vector<std::string> operator()(const CastAttrs& a) const {
+      // saturate=true is the default: written only when false.
+      if (!a.saturate) return {fmt::format("to={}", dtype_name(a.to)), "saturate=false"};
       return {fmt::format("to={}", dtype_name(a.to))};
     }
     std::vector<std::string> operator()(const ShapeAttrs& a) const {

@@ -1,7 +1,7 @@
 // Binary elementwise ops and where, with NumPy broadcasting. Floats compute
-// in the dtype's compute type; integers in int64 with wraparound, division
-// truncating and x/0 == x mod 0 == 0; mod is floor-mod for ints and floats;
-// max/min of floats propagate NaN.
+// in the dtype's compute type; integers in int64 (u64: uint64) with
+// wraparound, division truncating and x/0 == x mod 0 == 0; mod is floor-mod
+// for ints and floats; max/min of floats propagate NaN.
 #include <cmath>
 #include <limits>
 
@@ -13,6 +13,16 @@ namespace autofuse::ref {
 
 namespace {
 
+/// base^exp modulo 2^64.
+uint64_t uint_pow(uint64_t base, uint64_t exp) {
+  uint64_t result = 1;
+  for (; exp != 0; exp >>= 1) {
+    if ((exp & 1) != 0) result *= base;
+    base *= base;
+  }
+  return result;
+}
+
 /// base^exp modulo 2^64; a negative exponent gives 0 except for base +-1.
 int64_t int_pow(int64_t base, int64_t exp) {
   if (exp < 0) {
@@ -20,13 +30,7 @@ int64_t int_pow(int64_t base, int64_t exp) {
     if (base == -1) return (exp & 1) != 0 ? -1 : 1;
     return 0;
   }
-  uint64_t result = 1;
-  uint64_t b = static_cast<uint64_t>(base);
-  for (uint64_t e = static_cast<uint64_t>(exp); e != 0; e >>= 1) {
-    if ((e & 1) != 0) result *= b;
-    b *= b;
-  }
-  return static_cast<int64_t>(result);
+  return static_cast<int64_t>(uint_pow(static_cast<uint64_t>(base), static_cast<uint64_t>(exp)));
 }
 
 template <OpKind K, typename C>
@@ -53,6 +57,25 @@ auto apply_binary(C a, C b) {
       return a != b;
     else
       static_assert(kDependentFalse<C>, "not a bool binary op");
+  } else if constexpr (std::is_unsigned_v<C>) {  // u64: uint64 arithmetic wraps by itself
+    if constexpr (K == Add)
+      return C(a + b);
+    else if constexpr (K == Sub)
+      return C(a - b);
+    else if constexpr (K == Mul)
+      return C(a * b);
+    else if constexpr (K == Div)
+      return b == 0 ? C{0} : C(a / b);
+    else if constexpr (K == Mod)
+      return b == 0 ? C{0} : C(a % b);
+    else if constexpr (K == Pow)
+      return uint_pow(a, b);
+    else if constexpr (K == Max)
+      return a > b ? a : b;
+    else if constexpr (K == Min)
+      return a < b ? a : b;
+    else
+      static_assert(kDependentFalse<C>, "not an integer binary op");
   } else if constexpr (std::is_integral_v<C>) {
     if constexpr (K == Add)
       return wrap_add(a, b);

@@ -2,12 +2,13 @@
 // and each rounding exactly once:
 //  * double -> f32 rounds to nearest even and overflows to inf explicitly
 //    (a finite double beyond the float range is not converted by the cast).
-//  * double / int64 -> f16 / bf16 go through a round-to-odd float (24 bits,
-//    more than the 2 extra bits round-to-odd needs), so the final
-//    round-to-nearest-even is the only rounding: no double rounding.
+//  * double / int64 / uint64 -> f16 / bf16 / float8 go through a round-to-odd
+//    float (24 bits, more than the 2 extra bits round-to-odd needs), so the
+//    final round-to-nearest-even is the only rounding: no double rounding.
 //  * float -> int truncates toward zero; NaN becomes 0. `saturate` clamps to
-//    the target range (casts); `wrap` clamps to int64 and then wraps like a
-//    C++20 integer conversion (HostTensor::set_f64).
+//    the target range (casts); `wrap` clamps to int64 (uint64 for u64) and
+//    then wraps like a C++20 integer conversion (HostTensor::set_f64).
+//  * float -> 4-bit int (casts) rounds half to even, then clamps (ONNX).
 #pragma once
 
 #include <bit>
@@ -43,15 +44,24 @@ inline float f64_to_f32_round_odd(double d) {
   return bits_float(u | 1u);
 }
 
-/// `v` rounded to float by round-to-odd (exact below 2^24).
-inline float i64_to_f32_round_odd(int64_t v) {
-  uint64_t mag = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
-  if (mag < (uint64_t{1} << 24)) return static_cast<float>(v);
+/// `mag` rounded to float by round-to-odd (exact below 2^24).
+inline float u64_to_f32_round_odd(uint64_t mag) {
+  if (mag < (uint64_t{1} << 24)) return static_cast<float>(mag);
   int shift = std::bit_width(mag) - 24;
   uint64_t top = mag >> shift;
   if ((mag & ((uint64_t{1} << shift) - 1)) != 0) top |= 1;
-  float f = std::ldexp(static_cast<float>(top), shift);
+  return std::ldexp(static_cast<float>(top), shift);
+}
+/// `v` rounded to float by round-to-odd (exact below 2^24).
+inline float i64_to_f32_round_odd(int64_t v) {
+  float f = u64_to_f32_round_odd(v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v));
   return v < 0 ? -f : f;
+}
+inline float int_to_f32_round_odd(int64_t v) {
+  return i64_to_f32_round_odd(v);
+}
+inline float int_to_f32_round_odd(uint64_t v) {
+  return u64_to_f32_round_odd(v);
 }
 
 inline uint16_t f64_to_f16(double d) {
@@ -78,21 +88,49 @@ int64_t float_to_i64_saturating(F v) {
   return static_cast<int64_t>(v);  // in [-2^63, 2^63): defined, truncates
 }
 
-/// Float -> integer type I: truncate, NaN -> 0, clamp to I's range.
-template <typename I, typename F>
-I float_to_int_saturating(F v) {
-  int64_t t = float_to_i64_saturating(v);
-  constexpr int64_t kLo = static_cast<int64_t>(std::numeric_limits<I>::min());
-  constexpr int64_t kHi = static_cast<int64_t>(std::numeric_limits<I>::max());
-  if (t < kLo) return std::numeric_limits<I>::min();
-  if (t > kHi) return std::numeric_limits<I>::max();
-  return static_cast<I>(t);
+/// Truncation toward zero clamped to uint64; NaN -> 0.
+template <typename F>
+uint64_t float_to_u64_saturating(F v) {
+  static_assert(std::is_floating_point_v<F>);
+  constexpr F kTwo64 = static_cast<F>(0x1p64);
+  if (!(v > 0)) return 0;  // NaN, <= 0 (and (-1, 0) truncates to 0)
+  if (v >= kTwo64) return std::numeric_limits<uint64_t>::max();
+  return static_cast<uint64_t>(v);  // in (0, 2^64): defined, truncates
 }
 
-/// Float -> integer type I: truncate, NaN -> 0, clamp to int64, then wrap.
+/// Float -> an integer range [lo, hi] (int64 values, or uint64 when `I` is):
+/// truncate, NaN -> 0, clamp. `I` is the type the result is returned in.
+template <typename I, typename F>
+I float_to_int_saturating(F v, I lo = std::numeric_limits<I>::lowest(),
+                          I hi = std::numeric_limits<I>::max()) {
+  if constexpr (std::is_same_v<I, uint64_t>) {
+    uint64_t t = float_to_u64_saturating(v);
+    return t < lo ? lo : t > hi ? hi : t;
+  } else {
+    int64_t t = float_to_i64_saturating(v);
+    if (t < static_cast<int64_t>(lo)) return lo;
+    if (t > static_cast<int64_t>(hi)) return hi;
+    return static_cast<I>(t);
+  }
+}
+
+/// Float -> a 4-bit integer range [lo, hi]: round half to even, clamp, NaN
+/// -> 0 (ONNX Cast-21 to INT4/UINT4).
+template <typename F>
+int64_t float_to_int4(F v, int64_t lo, int64_t hi) {
+  if (std::isnan(v)) return 0;
+  if (v <= static_cast<F>(lo)) return lo;
+  if (v >= static_cast<F>(hi)) return hi;
+  return static_cast<int64_t>(std::nearbyint(v));  // default mode: half to even
+}
+
+/// Float -> integer type I: truncate, NaN -> 0, clamp to int64 (to uint64
+/// above 2^63 when I is uint64), then wrap (C++20 modular).
 template <typename I, typename F>
 I float_to_int_wrapping(F v) {
-  return static_cast<I>(float_to_i64_saturating(v));  // C++20: modular
+  if (std::is_same_v<I, uint64_t> && v >= static_cast<F>(0x1p63))
+    return static_cast<I>(float_to_u64_saturating(v));
+  return static_cast<I>(float_to_i64_saturating(v));
 }
 
 // Integer arithmetic that wraps modulo 2^64 (the storage type then keeps the

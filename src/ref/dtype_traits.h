@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 #include <utility>
 
@@ -12,6 +13,7 @@
 #include "autofuse/graph/ops.h"
 #include "autofuse/support/half.h"
 #include "ref/convert.h"
+#include "support/float8.h"
 
 namespace autofuse::ref {
 
@@ -45,22 +47,73 @@ struct DTypeTraits<DType::bf16> {
   static Storage store(Compute v) { return f32_to_bf16(v); }
 };
 
-/// Integers compute in int64; the store keeps the low bits (C++20 modular).
-template <typename T>
+/// float8: one byte, computed in float. `store` (an op's result, a
+/// constant) rounds like IEEE: overflow gives inf (f8e5m2) or NaN (the types
+/// without inf); `store_cast` follows a cast's `saturate` (ops.h).
+template <float (*Load)(uint8_t), uint8_t (*Store)(float, bool)>
+struct Float8Traits {
+  using Storage = uint8_t;
+  using Compute = float;
+  static Compute load(Storage v) { return Load(v); }
+  static Storage store(Compute v) { return Store(v, false); }
+  static Storage store_cast(Compute v, bool saturate) { return Store(v, saturate); }
+};
+template <>
+struct DTypeTraits<DType::f8e4m3fn> : Float8Traits<f8e4m3fn_to_f32, f32_to_f8e4m3fn> {};
+template <>
+struct DTypeTraits<DType::f8e4m3fnuz> : Float8Traits<f8e4m3fnuz_to_f32, f32_to_f8e4m3fnuz> {};
+template <>
+struct DTypeTraits<DType::f8e5m2> : Float8Traits<f8e5m2_to_f32, f32_to_f8e5m2> {};
+template <>
+struct DTypeTraits<DType::f8e5m2fnuz> : Float8Traits<f8e5m2fnuz_to_f32, f32_to_f8e5m2fnuz> {};
+
+/// Integers of `Bits` bits stored in T compute in int64 (u64: uint64); the
+/// store keeps the low `Bits` bits (C++20 modular; i4 sign-extends them).
+template <typename T, int Bits = 8 * sizeof(T)>
 struct IntTraits {
   using Storage = T;
-  using Compute = int64_t;
-  static Compute load(Storage v) { return static_cast<int64_t>(v); }
-  static Storage store(Compute v) { return static_cast<Storage>(v); }
+  using Compute = std::conditional_t<std::is_same_v<T, uint64_t>, uint64_t, int64_t>;
+  static constexpr bool kSigned = std::is_signed_v<T>;
+  static constexpr bool kFullWidth = Bits == 8 * sizeof(T);
+  static constexpr Compute kMin = kFullWidth ? std::numeric_limits<T>::lowest()
+                                  : kSigned  ? -(Compute{1} << (Bits - 1))
+                                             : 0;
+  static constexpr Compute kMax = kFullWidth ? std::numeric_limits<T>::max()
+                                  : kSigned  ? (Compute{1} << (Bits - 1)) - 1
+                                             : (Compute{1} << Bits) - 1;
+  static Compute load(Storage v) { return static_cast<Compute>(v); }
+  static Storage store(Compute v) {
+    if constexpr (kFullWidth) {
+      return static_cast<Storage>(v);
+    } else {
+      const auto low = static_cast<uint64_t>(v) & static_cast<uint64_t>(kMax - kMin);
+      if constexpr (kSigned)  // sign-extend bit Bits-1
+        return static_cast<Storage>(static_cast<int64_t>(low ^ uint64_t{kMax + 1}) - (kMax + 1));
+      else
+        return static_cast<Storage>(low);
+    }
+  }
 };
+template <>
+struct DTypeTraits<DType::i4> : IntTraits<int8_t, 4> {};
+template <>
+struct DTypeTraits<DType::u4> : IntTraits<uint8_t, 4> {};
 template <>
 struct DTypeTraits<DType::i8> : IntTraits<int8_t> {};
 template <>
 struct DTypeTraits<DType::u8> : IntTraits<uint8_t> {};
 template <>
+struct DTypeTraits<DType::i16> : IntTraits<int16_t> {};
+template <>
+struct DTypeTraits<DType::u16> : IntTraits<uint16_t> {};
+template <>
 struct DTypeTraits<DType::i32> : IntTraits<int32_t> {};
 template <>
+struct DTypeTraits<DType::u32> : IntTraits<uint32_t> {};
+template <>
 struct DTypeTraits<DType::i64> : IntTraits<int64_t> {};
+template <>
+struct DTypeTraits<DType::u64> : IntTraits<uint64_t> {};
 
 /// bool is one byte holding 0 or 1 (any non-zero byte reads as true).
 template <>
@@ -79,7 +132,10 @@ using ComputeOf = typename DTypeTraits<D>::Compute;
 template <DType D>
 inline constexpr bool kIsFloat = std::is_floating_point_v<ComputeOf<D>>;
 template <DType D>
-inline constexpr bool kIsInt = std::is_same_v<ComputeOf<D>, int64_t>;
+inline constexpr bool kIsInt =
+    std::is_integral_v<ComputeOf<D>> && !std::is_same_v<ComputeOf<D>, bool>;
+template <DType D>
+inline constexpr bool kIsFloat8 = is_float8(D);
 template <DType D>
 inline constexpr bool kIsBool = D == DType::boolean;
 
@@ -158,7 +214,8 @@ constexpr DType result_dtype() {
   return rule == DTypeRule::FloatToBool || rule == DTypeRule::AnyToBool ? DType::boolean : D;
 }
 
-/// A double rounded once to a float dtype's storage.
+/// A double rounded once to a float dtype's storage (float8: through a
+/// round-to-odd float, so no double rounding).
 template <DType D>
 StorageOf<D> store_f64(double v) {
   if constexpr (D == DType::f64)
@@ -169,25 +226,35 @@ StorageOf<D> store_f64(double v) {
     return f64_to_f16(v);
   else if constexpr (D == DType::bf16)
     return f64_to_bf16(v);
+  else if constexpr (kIsFloat8<D>)
+    return DTypeTraits<D>::store(f64_to_f32_round_odd(v));
   else
     static_assert(kDependentFalse<StorageOf<D>>, "store_f64 is for float dtypes");
 }
 
-/// An int64 converted to any dtype: floats round once, integers wrap, bool is v != 0.
-template <DType D>
-StorageOf<D> store_i64(int64_t v) {
+/// An integer (int64 or uint64 value `v`) converted to any dtype: floats
+/// round once, integers wrap, bool is v != 0.
+template <DType D, typename I>
+StorageOf<D> store_int(I v) {
+  static_assert(std::is_same_v<I, int64_t> || std::is_same_v<I, uint64_t>);
   if constexpr (D == DType::f64)
     return static_cast<double>(v);
   else if constexpr (D == DType::f32)
     return static_cast<float>(v);
   else if constexpr (D == DType::f16)
-    return i64_to_f16(v);
+    return f32_to_f16(int_to_f32_round_odd(v));
   else if constexpr (D == DType::bf16)
-    return i64_to_bf16(v);
+    return f32_to_bf16(int_to_f32_round_odd(v));
+  else if constexpr (kIsFloat8<D>)
+    return DTypeTraits<D>::store(int_to_f32_round_odd(v));
   else if constexpr (D == DType::boolean)
     return v != 0 ? 1 : 0;
   else
-    return static_cast<StorageOf<D>>(v);
+    return DTypeTraits<D>::store(static_cast<ComputeOf<D>>(v));
+}
+template <DType D>
+StorageOf<D> store_i64(int64_t v) {
+  return store_int<D>(v);
 }
 
 }  // namespace autofuse::ref

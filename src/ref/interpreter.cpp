@@ -107,7 +107,7 @@ std::vector<HostTensor> run_node(const Graph& graph, const Node& node,
       ref::where(*in[0], *in[1], *in[2], out);
       break;
     case OpClass::Cast:
-      ref::cast(*in[0], out);
+      ref::cast(*in[0], out, std::get<CastAttrs>(node.attrs).saturate);
       break;
     case OpClass::BroadcastTo:
       ref::broadcast_to(*in[0], out);

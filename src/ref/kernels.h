@@ -20,8 +20,8 @@ void unary(OpKind op, const HostTensor& x, HostTensor& out);
 void binary(OpKind op, const HostTensor& a, const HostTensor& b, HostTensor& out);
 /// where(cond, a, b), broadcasting.
 void where(const HostTensor& cond, const HostTensor& a, const HostTensor& b, HostTensor& out);
-/// cast to out.dtype().
-void cast(const HostTensor& x, HostTensor& out);
+/// cast to out.dtype(); `saturate` as CastAttrs (false: float8 targets only).
+void cast(const HostTensor& x, HostTensor& out, bool saturate = true);
 
 /// reduce_* over `axes` (normalized; empty = all).
 void reduce(OpKind op, const HostTensor& x, const std::vector<int64_t>& axes, HostTensor& out);

@@ -26,12 +26,14 @@ struct SplitMix64 {
   }
 };
 
-/// A float rounded toward zero to f16/bf16, so values in (-1, 1) stay there.
+/// A float rounded toward zero to f16/bf16/float8, so values in (-1, 1)
+/// stay there. These formats are sign-magnitude, so one step down of the
+/// code is one step toward zero (the magnitude is not 0 when it overshoots).
 template <DType D>
-uint16_t to_half_toward_zero(float v) {
+ref::StorageOf<D> to_narrow_toward_zero(float v) {
   using T = ref::DTypeTraits<D>;
-  uint16_t h = T::store(v);
-  if (std::fabs(T::load(h)) > std::fabs(v)) --h;  // magnitude bits: one step toward zero
+  ref::StorageOf<D> h = T::store(v);
+  if (std::fabs(T::load(h)) > std::fabs(v)) --h;
   return h;
 }
 
@@ -48,27 +50,32 @@ void fill_random(HostTensor& t, SplitMix64& rng, int64_t lo, int64_t hi) {
       if constexpr (D == DType::f32)
         p[i] = v;
       else
-        p[i] = to_half_toward_zero<D>(v);
+        p[i] = to_narrow_toward_zero<D>(v);
     } else if constexpr (ref::kIsBool<D>) {
       p[i] = static_cast<uint8_t>(bits >> 63);
     } else {
       // Unsigned arithmetic: hi - lo may exceed int64 (span 0 = all 2^64).
       const uint64_t span = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) + 1;
       const uint64_t offset = span == 0 ? bits : bits % span;
-      p[i] = static_cast<ref::StorageOf<D>>(static_cast<uint64_t>(lo) + offset);
+      p[i] = ref::DTypeTraits<D>::store(
+          static_cast<ref::ComputeOf<D>>(static_cast<uint64_t>(lo) + offset));
     }
   }
 }
 
-/// The value range of an integer dtype ({0, 1} for the others).
+/// The value range of an integer dtype, clipped to int64 ({0, 1} for the
+/// others).
 std::pair<int64_t, int64_t> int_range(DType dtype) {
   return ref::visit_dtype(dtype, [](auto tag) -> std::pair<int64_t, int64_t> {
-    using S = ref::StorageOf<decltype(tag)::value>;
-    if constexpr (ref::kIsInt<decltype(tag)::value>)
-      return {static_cast<int64_t>(std::numeric_limits<S>::lowest()),
-              static_cast<int64_t>(std::numeric_limits<S>::max())};
-    else
+    using T = ref::DTypeTraits<decltype(tag)::value>;
+    if constexpr (ref::kIsInt<decltype(tag)::value>) {
+      constexpr uint64_t kInt64Max = std::numeric_limits<int64_t>::max();
+      return {
+          static_cast<int64_t>(T::kMin),
+          static_cast<int64_t>(static_cast<uint64_t>(T::kMax) > kInt64Max ? kInt64Max : T::kMax)};
+    } else {
       return {0, 1};
+    }
   });
 }
 
@@ -124,7 +131,12 @@ std::vector<HostTensor> random_inputs(const Graph& graph, const sym::Binding& bi
     // the values of the others.
     SplitMix64 rng{seed};
     SplitMix64 stream{rng.next() ^ (0xd1b54a32d192ed03ull * (i + 1))};
-    int64_t lo = type.dtype == DType::u8 ? 0 : -8, hi = 8;
+    int64_t lo = -8, hi = 8;
+    if (is_integer(type.dtype)) {  // clipped to the dtype ([0, 8] unsigned, [-8, 7] i4)
+      const auto [type_lo, type_hi] = int_range(type.dtype);
+      lo = std::max(lo, type_lo);
+      hi = std::min(hi, type_hi);
+    }
     if (limits[i] && is_integer(type.dtype)) {
       // Valid for every gather reading this input: [-size, size), clipped to
       // the dtype. With size 0 no index is valid; zeros let the reference

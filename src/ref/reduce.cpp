@@ -1,9 +1,9 @@
 // Reductions. The oracle is meant to be more accurate than the kernels it
 // checks: float sum/mean/prod accumulate in double (in row-major input order)
 // and round to the storage dtype once at the end. max/min are exact in the
-// compute type and propagate NaN. Integers accumulate in int64 with
-// wraparound (the same low bits as wrapping in the storage type); an integer
-// mean is the int64 sum divided by the count, truncated.
+// compute type and propagate NaN. Integers accumulate in int64 (u64: uint64)
+// with wraparound (the same low bits as wrapping in the storage type); an
+// integer mean is that sum divided by the count, truncated.
 // Empty reductions give the identities of ops.h; an empty integer mean is 0
 // (integers have no NaN; matches x/0 == 0).
 #include <cmath>
@@ -33,12 +33,12 @@ void reduce_typed(const HostTensor& x, const std::vector<bool>& reduced, int64_t
     if constexpr (kIsFloat<D>)
       identity = -std::numeric_limits<C>::infinity();
     else
-      identity = std::numeric_limits<typename T::Storage>::lowest();
+      identity = T::kMin;
   } else if constexpr (K == ReduceMin) {
     if constexpr (kIsFloat<D>)
       identity = std::numeric_limits<C>::infinity();
     else
-      identity = std::numeric_limits<typename T::Storage>::max();
+      identity = T::kMax;
   }
   std::vector<Acc> acc(static_cast<size_t>(out.numel()), identity);
 

@@ -46,7 +46,7 @@ void HostTensor::set_f64(int64_t i, double v) {
     else if constexpr (ref::kIsBool<D>)
       dst = v != 0 ? 1 : 0;
     else
-      dst = ref::float_to_int_wrapping<StorageOf<D>>(v);
+      dst = DTypeTraits<D>::store(ref::float_to_int_wrapping<ref::ComputeOf<D>>(v));
   });
 }
 

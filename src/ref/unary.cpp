@@ -1,5 +1,6 @@
 // Unary elementwise ops. Floats compute in the dtype's compute type (f16/bf16
-// in float, rounded on store); integers in int64, wrapping.
+// and float8 in float, rounded on store); integers in int64 (u64: uint64),
+// wrapping.
 #include <cmath>
 
 #include "ref/dtype_traits.h"
@@ -15,6 +16,15 @@ auto apply_unary(C x) {
   if constexpr (std::is_same_v<C, bool>) {
     static_assert(K == Not);
     return !x;
+  } else if constexpr (std::is_unsigned_v<C>) {  // u64
+    if constexpr (K == Neg)
+      return C(C{0} - x);
+    else if constexpr (K == Abs || K == Relu)
+      return x;
+    else if constexpr (K == Sign)
+      return C(x != 0 ? 1 : 0);
+    else
+      static_assert(kDependentFalse<C>, "not an integer unary op");
   } else if constexpr (std::is_integral_v<C>) {
     if constexpr (K == Neg)
       return wrap_neg(x);

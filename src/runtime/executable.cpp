@@ -3,8 +3,11 @@
 // that is, or aliases, a graph output lives in the output tensor; constants
 // are materialized now; everything else gets a slot in the arena) and the
 // list of steps. Per distinct input shape (a small LRU cache): the symbol
-// binding, concrete shapes, the arena offsets and every kernel's tiling
-// data. A run with a known shape allocates nothing but run()'s outputs.
+// binding, concrete shapes, every kernel's tiling data, and the arena
+// offsets (intermediate values, and the workspace of kernels whose tiling
+// asks for one, live during that kernel's step only). A kernel runs as
+// num_phases launches of its blocks on the pool, in order (kernel_abi.h). A
+// run with a known shape allocates nothing but run()'s outputs.
 #include <algorithm>
 #include <cstring>
 #include <mutex>
@@ -25,6 +28,9 @@ namespace {
 
 /// Distinct input shapes remembered (each holds its plan and tiling data).
 constexpr size_t kMaxShapeEntries = 16;
+/// af_tiling_header::max_phases offered to tiling functions: any number of
+/// launches (a kernel asks for one per pass of its reduction, plus one).
+constexpr int64_t kMaxPhases = int64_t{1} << 20;
 
 enum class StorageKind : uint8_t { Input, Output, Constant, Arena };
 
@@ -49,6 +55,8 @@ struct ShapeEntry {
   int64_t arena_bytes = 0;
   std::vector<std::vector<uint64_t>> tiling;  // per kernel
   std::vector<int64_t> block_dim;             // per kernel; 0: no work, skipped
+  std::vector<int64_t> phases;                // per kernel: launches, >= 1
+  std::vector<int64_t> workspace_offset;      // per kernel: in the arena; -1: none
   uint64_t last_use = 0;
 };
 
@@ -86,6 +94,7 @@ class ExecutableImpl final : public Executable {
   std::vector<HostTensor> constants_;
   int num_arena_buffers_ = 0;
   std::vector<Step> steps_;
+  std::vector<int> kernel_step_;                    // per kernel: its step
   std::vector<std::pair<int, int>> output_copies_;  // (group, output index)
 
   std::mutex mutex_;  // one run at a time: the state below is per run
@@ -104,8 +113,14 @@ ExecutableImpl::ExecutableImpl(Program program, int threads)
   plan_storage();
   group_ptr_.assign(groups_.size(), nullptr);
   kernel_args_.resize(program_.kernels.size());
+  // Inputs, outputs, and the workspace (kernel_abi.h).
   for (size_t k = 0; k < program_.kernels.size(); ++k)
-    kernel_args_[k].resize(program_.kernels[k].inputs.size() + program_.kernels[k].outputs.size());
+    kernel_args_[k].resize(program_.kernels[k].inputs.size() + program_.kernels[k].outputs.size() +
+                           1);
+  kernel_step_.assign(program_.kernels.size(), -1);
+  for (size_t s = 0; s < steps_.size(); ++s)
+    if (steps_[s].kind == StepKind::Kernel)
+      kernel_step_.at(static_cast<size_t>(steps_[s].index)) = static_cast<int>(s);
   step_inputs_.resize(steps_.size());
   step_outputs_.resize(steps_.size());
   for (size_t s = 0; s < steps_.size(); ++s) {
@@ -323,22 +338,11 @@ ShapeEntry ExecutableImpl::make_entry(std::span<const HostTensor> inputs) const 
     if (group_of(v.id) >= 0)
       e.shapes[static_cast<size_t>(v.id)] = concrete_shape(v.type.shape, binding);
 
-  std::vector<BufferRequest> requests(static_cast<size_t>(num_arena_buffers_));
-  for (const Group& grp : groups_) {
-    if (grp.storage != StorageKind::Arena) continue;
-    const auto& shape = e.shapes[static_cast<size_t>(grp.source)];
-    int64_t n = 1;
-    for (int64_t d : shape)
-      n *= d;
-    requests[static_cast<size_t>(grp.slot)] = {n * dtype_size(g.value(grp.source).type.dtype),
-                                               grp.first_step, grp.last_step};
-  }
-  MemoryPlan plan = plan_memory(requests);
-  e.arena_offsets = std::move(plan.offsets);
-  e.arena_bytes = plan.arena_bytes;
-
   e.tiling.resize(program_.kernels.size());
   e.block_dim.assign(program_.kernels.size(), 0);
+  e.phases.assign(program_.kernels.size(), 1);
+  e.workspace_offset.assign(program_.kernels.size(), -1);
+  std::vector<int64_t> workspace_bytes(program_.kernels.size(), 0);
   for (size_t k = 0; k < program_.kernels.size(); ++k) {
     const LoadedKernel& kernel = program_.kernels[k];
     bool any_output = false;
@@ -361,13 +365,46 @@ ShapeEntry ExecutableImpl::make_entry(std::span<const HostTensor> inputs) const 
              "kernel '{}' has {} bytes of tiling data", kernel.name, bytes);
     std::vector<uint64_t>& data = e.tiling[k];
     data.assign(static_cast<size_t>((bytes + 7) / 8), 0);
+    af_tiling_header header{};
+    header.max_phases = kMaxPhases;
+    std::memcpy(data.data(), &header, sizeof header);
     kernel.tiling(symbols.data(), &machine_, data.data());
-    af_tiling_header header;
     std::memcpy(&header, data.data(), sizeof header);
     AF_CHECK(header.block_dim >= 1, "kernel '{}' tiling chose block_dim {}", kernel.name,
              header.block_dim);
+    AF_CHECK(header.num_phases <= kMaxPhases && header.workspace_bytes >= 0,
+             "kernel '{}' tiling chose {} phases and {} workspace bytes", kernel.name,
+             header.num_phases, header.workspace_bytes);
     e.block_dim[k] = header.block_dim;
+    e.phases[k] = std::max<int64_t>(1, header.num_phases);
+    workspace_bytes[k] = header.workspace_bytes;
   }
+
+  // Arena buffers: the groups', then each kernel's workspace (live during
+  // its step only).
+  std::vector<BufferRequest> requests(static_cast<size_t>(num_arena_buffers_));
+  for (const Group& grp : groups_) {
+    if (grp.storage != StorageKind::Arena) continue;
+    const auto& shape = e.shapes[static_cast<size_t>(grp.source)];
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    requests[static_cast<size_t>(grp.slot)] = {n * dtype_size(g.value(grp.source).type.dtype),
+                                               grp.first_step, grp.last_step};
+  }
+  std::vector<size_t> workspace_request(program_.kernels.size(), 0);
+  for (size_t k = 0; k < program_.kernels.size(); ++k) {
+    if (workspace_bytes[k] <= 0) continue;
+    workspace_request[k] = requests.size();
+    const int step = kernel_step_.at(k);
+    requests.push_back({workspace_bytes[k], step, step});
+  }
+  MemoryPlan plan = plan_memory(requests);
+  for (size_t k = 0; k < program_.kernels.size(); ++k)
+    if (workspace_bytes[k] > 0) e.workspace_offset[k] = plan.offsets.at(workspace_request[k]);
+  plan.offsets.resize(static_cast<size_t>(num_arena_buffers_));
+  e.arena_offsets = std::move(plan.offsets);
+  e.arena_bytes = plan.arena_bytes;
   return e;
 }
 
@@ -426,10 +463,17 @@ void ExecutableImpl::execute(const ShapeEntry& e, std::span<const HostTensor> in
         args[a++] = group_ptr_[static_cast<size_t>(group_of(v))];
       for (ValueId v : kernel.outputs)
         args[a++] = group_ptr_[static_cast<size_t>(group_of(v))];
+      args[a] = e.workspace_offset[k] >= 0 ? arena + e.workspace_offset[k] : nullptr;
       const void* tiling = e.tiling[k].data();
       void* const* arg_ptr = args.data();
       const KernelFn fn = kernel.kernel;
-      pool_.parallel_for(e.block_dim[k], [&](int64_t block, int) { fn(tiling, arg_ptr, block); });
+      const int64_t blocks = e.block_dim[k];
+      // Launch p runs block indices [p * blocks, (p + 1) * blocks); the pool
+      // returns once all are done, which orders the launches.
+      for (int64_t p = 0; p < e.phases[k]; ++p) {
+        const int64_t first = p * blocks;
+        pool_.parallel_for(blocks, [&](int64_t block, int) { fn(tiling, arg_ptr, first + block); });
+      }
       continue;
     }
     const Node& node = graph().node(step.index);

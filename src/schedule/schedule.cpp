@@ -6,6 +6,11 @@
 // the number of passes that must have finished before its value exists for
 // a whole row; a full node's (first) pass and a row node's node_pass are the
 // maximum `ready` of its inputs.
+//
+// Layout of a Reduction: the vector loop must walk memory contiguously, so
+// it runs along the last axis that has more than one element (axes of
+// literal size 1 do not move through memory): the row layout when that axis
+// is reduced, the column layout (tiles of that kept axis) when it is kept.
 #include <algorithm>
 #include <string>
 
@@ -49,6 +54,14 @@ void assign_passes(ScheduledKernel& k) {
   k.num_passes = last_pass + 1;
 }
 
+// The axis the vector loop should run along: the last one whose size is not
+// the literal 1 (the last axis when all are).
+int contiguous_axis(const AscGraph& g) {
+  for (int a = g.num_axes(); a-- > 0;)
+    if (g.axes[static_cast<size_t>(a)].size != sym::Expr(1)) return a;
+  return g.num_axes() - 1;
+}
+
 std::string axis_list(const AscGraph& g, const std::vector<int>& axes) {
   std::string out = "[";
   for (size_t i = 0; i < axes.size(); ++i) {
@@ -80,8 +93,27 @@ ScheduledKernel schedule_kernel(ascir::AscGraph graph) {
   }
   for (int a = 0; a < rank; ++a)
     (g.axes[static_cast<size_t>(a)].reduced ? k.inner_axes : k.outer_axes).push_back(a);
+  const int contiguous = contiguous_axis(g);
+  if (contiguous >= 0 && !g.axes[static_cast<size_t>(contiguous)].reduced) k.tile_axis = contiguous;
   assign_passes(k);
   return k;
+}
+
+std::vector<int> ScheduledKernel::row_axes() const {
+  std::vector<int> rows;
+  for (int a : outer_axes)
+    if (a != tile_axis) rows.push_back(a);
+  return rows;
+}
+
+int split_phases(const ScheduledKernel& k) {
+  if (k.kind != Template::Reduction) return 0;
+  for (const AscNode& n : k.graph.nodes) {
+    const auto id = static_cast<size_t>(n.id);
+    if (n.kind == AscKind::Store && k.is_row_node[id] && k.node_pass[id] == k.num_passes)
+      return k.num_passes + 1;
+  }
+  return k.num_passes;
 }
 
 std::string print_schedule(const ScheduledKernel& k) {
@@ -92,8 +124,10 @@ std::string print_schedule(const ScheduledKernel& k) {
                        axis_list(g, k.inner_axes));
     return out;
   }
-  out += fmt::format("schedule reduction outer{} inner{} passes {}\n", axis_list(g, k.outer_axes),
-                     axis_list(g, k.inner_axes), k.num_passes);
+  const std::string tile =
+      k.tile_axis >= 0 ? fmt::format(" tile{}", axis_list(g, {k.tile_axis})) : std::string();
+  out += fmt::format("schedule reduction outer{} inner{}{} passes {}\n", axis_list(g, k.outer_axes),
+                     axis_list(g, k.inner_axes), tile, k.num_passes);
   for (const AscNode& n : g.nodes) {
     const auto id = static_cast<size_t>(n.id);
     const char* role = n.kind == AscKind::Reduce ? "reduce" : k.is_row_node[id] ? "row" : "pass";

@@ -37,7 +37,7 @@ sym::Expr work_units(const ScheduledKernel& kernel) {
   const AscGraph& g = kernel.graph;
   sym::Expr units(1);
   if (kernel.kind == Template::Reduction) {
-    for (int a : kernel.outer_axes)
+    for (int a : kernel.row_axes())
       units = units * g.axes.at(static_cast<size_t>(a)).size;
   } else {
     for (const ascir::Axis& axis : g.axes)
@@ -56,6 +56,8 @@ sym::Expr bytes_per_unit(const ScheduledKernel& kernel) {
       sym::Expr extent(1);
       for (int a : kernel.inner_axes)
         if (varies_along(n, a)) extent = extent * g.axes.at(static_cast<size_t>(a)).size;
+      if (kernel.tile_axis >= 0 && varies_along(n, kernel.tile_axis))
+        extent = extent * g.axes.at(static_cast<size_t>(kernel.tile_axis)).size;
       bytes = bytes + size * extent;
     } else if (kernel.inner_axes.empty() || varies_along(n, kernel.inner_axes.back())) {
       bytes = bytes + size;
@@ -64,13 +66,20 @@ sym::Expr bytes_per_unit(const ScheduledKernel& kernel) {
   return sym::max(bytes, sym::Expr(1));
 }
 
+int vector_axis(const ScheduledKernel& kernel) {
+  if (kernel.kind == Template::Reduction && kernel.tile_axis >= 0) return kernel.tile_axis;
+  return kernel.inner_axes.empty() ? -1 : kernel.inner_axes.back();
+}
+
 bool streams(const ScheduledKernel& kernel, const AscNode& store) {
-  if (store.kind != AscKind::Store || kernel.inner_axes.empty()) return false;
-  const int axis = kernel.inner_axes.back();
+  const int axis = vector_axis(kernel);
+  if (store.kind != AscKind::Store || axis < 0) return false;
   if (!varies_along(store, axis) ||
       store.view.strides.at(static_cast<size_t>(axis)) != sym::Expr(1))
     return false;
   if (kernel.kind != Template::Reduction) return true;
+  // Column layout: tile vectors are stored between passes, not in the loop.
+  if (kernel.is_row_node.at(static_cast<size_t>(store.id))) return false;
   const AscGraph& g = kernel.graph;
   const int pass = kernel.node_pass.at(static_cast<size_t>(store.id));
   for (const AscNode& n : g.nodes) {
@@ -108,9 +117,20 @@ TilingSource emit_tiling(const ScheduledKernel& kernel, const std::string& name)
     c += fmt::format("  int64_t {};  // {} = {}\n", axis_size_field(a),
                      g.axes[static_cast<size_t>(a)].name,
                      g.axes[static_cast<size_t>(a)].size.to_string());
+  const bool reduction = kernel.kind == Template::Reduction;
   c += fmt::format("  int64_t {};  // {} in total\n", kWorkField,
-                   kernel.kind == Template::Reduction ? "rows" : "elements");
-  c += fmt::format("  int64_t {};  // per block\n}};\n\n", kChunkField);
+                   reduction ? "units (rows, tiles or segments)" : "elements");
+  c += fmt::format("  int64_t {};  // per block\n", kChunkField);
+  if (reduction) {
+    c += fmt::format("  int64_t {};  // segments per row or tile\n", kSplitField);
+    c += fmt::format("  int64_t {};  // elements of the outermost reduced axis per segment\n",
+                     kSegmentField);
+    c += fmt::format("  int64_t {};  // tile width (elements of the tile axis)\n", kTileField);
+    c += fmt::format("  int64_t {};  // tiles per row\n", kTilesField);
+    c += fmt::format("  int64_t {};  // workspace bytes per accumulator\n", kWorkspaceSlotField);
+    c += fmt::format("  int64_t {};  // rows per vector loop (column layout)\n", kFoldField);
+  }
+  c += "};\n\n";
 
   c += fmt::format("extern \"C\" int64_t {}_tiling_data_size(void) {{\n", name);
   c += fmt::format("  return (int64_t)sizeof({});\n}}\n\n", out.struct_name);
@@ -124,19 +144,25 @@ TilingSource emit_tiling(const ScheduledKernel& kernel, const std::string& name)
     c += fmt::format("  const int64_t {} = symbols[{}];\n", symbol_local(symbols[i]), i);
     c += fmt::format("  td->{} = {};\n", symbol_field(symbols[i]), symbol_local(symbols[i]));
   }
-  auto print = [](const sym::Expr& e) {
+  std::string (*print)(const sym::Expr&) = [](const sym::Expr& e) {
     return sym::to_cpp(e, [](const std::string& s) { return symbol_local(s); });
   };
   for (int a = 0; a < g.num_axes(); ++a)
     c += fmt::format("  td->{} = {};\n", axis_size_field(a),
                      print(g.axes[static_cast<size_t>(a)].size));
-  c += fmt::format("  const int64_t units = {};\n", print(work_units(kernel)));
-  // Elementwise blocks take whole vectors (no shared output cache lines);
-  // Reduction blocks take whole rows.
-  const char* align = kernel.kind == Template::Elementwise ? "machine->vector_bytes" : "1";
-  c += fmt::format("  const af_block_split split = af_choose_blocks(units, {}, {}, machine);\n",
-                   print(bytes_per_unit(kernel)), align);
-  c += "  td->header.block_dim = split.block_dim;\n";
+  if (reduction) {
+    c += emit_reduction_tiling(kernel, print);
+  } else {
+    // Elementwise blocks take whole vectors (no shared output cache lines).
+    c += fmt::format("  const int64_t units = {};\n", print(work_units(kernel)));
+    c += fmt::format(
+        "  const af_block_split split = af_choose_blocks(units, {}, machine->vector_bytes, "
+        "machine);\n",
+        print(bytes_per_unit(kernel)));
+    c += "  td->header.block_dim = split.block_dim;\n";
+    c += fmt::format("  td->{} = units;\n", kWorkField);
+    c += fmt::format("  td->{} = split.chunk;\n", kChunkField);
+  }
   bool any_streams = false;
   for (const AscNode& n : g.nodes)
     any_streams = any_streams || streams(kernel, n);
@@ -152,8 +178,7 @@ TilingSource emit_tiling(const ScheduledKernel& kernel, const std::string& name)
   } else {
     c += fmt::format("  td->header.tiling_key = {};\n", kOrdinaryStoresKey);
   }
-  c += fmt::format("  td->{} = units;\n", kWorkField);
-  c += fmt::format("  td->{} = split.chunk;\n}}\n", kChunkField);
+  c += "}\n";
   return out;
 }
 

@@ -18,6 +18,12 @@ Tolerance tolerance_for(DType dtype) {
       return {1e-2, 1e-2};
     case DType::bf16:
       return {6e-2, 6e-2};
+    case DType::f8e4m3fn:
+    case DType::f8e4m3fnuz:
+      return {0.25, 0.25};
+    case DType::f8e5m2:
+    case DType::f8e5m2fnuz:
+      return {0.5, 0.5};
     default:
       return {0, 0};
   }

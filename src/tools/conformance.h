@@ -17,9 +17,8 @@
 // lists. Tests that needed this are reported with the inputs frozen.
 //
 // A claimed test is skipped, not failed, when the importer rejects it with
-// an explicit decision: a UserError saying "not supported" / "unsupported"
-// (an attribute value, dtype or mode autofuse rejects) or naming the opset
-// range it reads (opsets outside 13..21). Any other error is a failure.
+// an explicit decision: an UnsupportedError (an attribute value, dtype, mode
+// or opset autofuse does not implement). Any other error is a failure.
 #pragma once
 
 #include <functional>

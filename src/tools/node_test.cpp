@@ -25,19 +25,6 @@ namespace {
 // The ONNX backend test runner's defaults (onnx/backend/test/runner).
 constexpr Tolerance kFloatTolerance{/*atol=*/1e-7, /*rtol=*/1e-3};
 
-// Whether an import error is an explicit "autofuse does not do this"
-// decision (a skip) rather than a rejection of a valid model (a failure).
-// The importer words its decisions "not supported" / "unsupported", and its
-// opset checks name the range it reads ("autofuse reads opsets 13 to 21").
-bool is_unsupported_decision(const std::string& message) {
-  std::string lower = message;
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  for (const char* marker : {"not supported", "unsupported", "autofuse reads opsets"})
-    if (lower.find(marker) != std::string::npos) return true;
-  return false;
-}
-
 // A data set as TensorProtos: inputs by model input name, outputs in order.
 struct DataSet {
   std::string name;  // test_data_set_N
@@ -242,35 +229,48 @@ void run_node_test(const fs::path& test_dir, const onnx::ModelProto& model,
   }
   // Import, freezing the inputs the importer's errors quote by name; when an
   // error quotes none (the value it needs is computed from inputs) and is not
-  // an explicit "not supported", all freezable inputs at once, as a last try.
+  // an UnsupportedError, all freezable inputs at once, as a last try. An
+  // UnsupportedError that quotes no input to freeze is the importer's
+  // explicit "autofuse does not do this": a skip. Any other rejection of a
+  // conformance model is our bug: a failure.
+  struct ImportError {
+    std::string message;
+    bool unsupported = false;
+  };
   std::set<std::string> frozen;
   std::string bytes = model_bytes;
   LoadedGraph loaded;
-  std::optional<std::pair<std::string, std::set<std::string>>> before_last_try;
+  // The error, and what was frozen, before the last try.
+  std::optional<std::pair<ImportError, std::set<std::string>>> before_last_try;
   while (true) {
+    std::optional<ImportError> error;
     try {
       loaded = import_model(bytes, source);
       break;
+    } catch (const UnsupportedError& e) {
+      error = ImportError{e.what(), true};
     } catch (const UserError& e) {
-      std::vector<std::string> more = inputs_to_freeze(model, e.what(), frozen, false);
-      if (more.empty() && !before_last_try && !is_unsupported_decision(e.what())) {
-        more = inputs_to_freeze(model, e.what(), frozen, true);
-        if (!more.empty()) before_last_try.emplace(e.what(), frozen);
-      }
-      if (more.empty()) {
-        // Report the error as it was before a last try that did not help.
-        std::string error = before_last_try ? before_last_try->first : std::string(e.what());
-        if (before_last_try) frozen = before_last_try->second;
-        // An explicit "we do not do this" is a skip; any other rejection of
-        // a conformance model is our bug.
-        result.status = is_unsupported_decision(error) ? TestStatus::skipped : TestStatus::failed;
-        result.detail = fmt::format("import: {}", error);
-        result.frozen_inputs.assign(frozen.begin(), frozen.end());
-        return;
-      }
-      frozen.insert(more.begin(), more.end());
-      bytes = frozen_model_bytes(model, sets[0], frozen);
+      error = ImportError{e.what(), false};
     }
+    std::vector<std::string> more = inputs_to_freeze(model, error->message, frozen, false);
+    if (more.empty() && !before_last_try && !error->unsupported) {
+      more = inputs_to_freeze(model, error->message, frozen, true);
+      if (!more.empty()) before_last_try.emplace(*error, frozen);
+    }
+    if (more.empty()) {
+      // A last try that ended in another rejection did not help: report the
+      // error from before it. One that reached a decision did.
+      if (before_last_try && !error->unsupported) {
+        error = before_last_try->first;
+        frozen = before_last_try->second;
+      }
+      result.status = error->unsupported ? TestStatus::skipped : TestStatus::failed;
+      result.detail = fmt::format("import: {}", error->message);
+      result.frozen_inputs.assign(frozen.begin(), frozen.end());
+      return;
+    }
+    frozen.insert(more.begin(), more.end());
+    bytes = frozen_model_bytes(model, sets[0], frozen);
   }
   result.frozen_inputs.assign(frozen.begin(), frozen.end());
   std::unique_ptr<runtime::Executable> exe =

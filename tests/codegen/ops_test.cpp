@@ -24,8 +24,31 @@ std::vector<double> pool(DType dt) {
   switch (dt) {
     case DType::boolean:
       return {0, 1};
+    case DType::i4:
+      return {0, 1, -1, 2, -2, 3, -7, 7, -8, 5};
+    case DType::u4:
+      return {0, 1, 2, 3, 7, 8, 9, 14, 15};
     case DType::u8:
       return {0, 1, 2, 3, 7, 8, 100, 127, 128, 200, 254, 255};
+    case DType::i16:
+      return {0, 1, -1, 2, -2, 3, -7, 15, 300, -300, 32767, -32768, 257};
+    case DType::u16:
+      return {0, 1, 2, 3, 7, 15, 255, 256, 1000, 32768, 65534, 65535};
+    case DType::u32:
+      return {0, 1, 2, 3, 7, 31, 65536, 100000, 2147483648.0, 4294967294.0, 4294967295.0};
+    case DType::u64:  // stored with set_f64: exact up to 2^64 - 1 (the last value)
+      return {0,
+              1,
+              2,
+              3,
+              7,
+              63,
+              64,
+              4e12,
+              9007199254740992.0,
+              9223372036854775808.0,
+              1.8e19,
+              18446744073709551615.0};
     case DType::i8:
       return {0, 1, -1, 2, -2, 3, -7, 8, 100, -100, 127, -128, -127};
     case DType::i32:
@@ -63,7 +86,9 @@ std::vector<HostTensor> pool_inputs(const Graph& g, const sym::Binding& binding)
     const int64_t size = static_cast<int64_t>(p.size());
     for (int64_t i = 0; i < t.numel(); ++i) {
       const int64_t j = !pairs ? i % size : (k + 1 == out.size() ? i % size : (i / size) % size);
-      if (is_integer(t.dtype())) {
+      if (t.dtype() == DType::u64) {
+        t.set_f64(i, p[static_cast<size_t>(j)]);
+      } else if (is_integer(t.dtype())) {
         // Exact for the int64 extremes (a double cannot hold INT64_MAX).
         const double v = p[static_cast<size_t>(j)];
         t.set_i64(i, v >= 9.2e18    ? std::numeric_limits<int64_t>::max()
@@ -103,7 +128,9 @@ double op_rtol(OpKind op, DType dt) {
   if (!approx || dt == DType::f64) return 0;
   if (dt == DType::f16) return 1e-3;   // one f16 ulp: the f32 values may round differently
   if (dt == DType::bf16) return 8e-3;  // one bf16 ulp
-  return 5e-7;                         // 4 f32 ulp
+  if (dt == DType::f8e4m3fn || dt == DType::f8e4m3fnuz) return 0.125;  // one e4m3 ulp
+  if (dt == DType::f8e5m2 || dt == DType::f8e5m2fnuz) return 0.25;     // one e5m2 ulp
+  return 5e-7;                                                         // 4 f32 ulp
 }
 
 std::vector<sym::Binding> pool_binding(DType dt, bool pairs) {

@@ -218,23 +218,64 @@ TEST(CompositeDropout, InferenceIsIdentityWithAllTrueMask) {
   ASSERT_EQ(got[1].dtype(), DType::boolean);
   EXPECT_EQ(got[1].shape(), (std::vector<int64_t>{2, 3}));
   EXPECT_THAT(values_of(got[1]), ::testing::Each(1.0));
-  // A constant training_mode=false (and a ratio) is fine; true is refused.
+  // A constant training_mode=false (and a ratio) is fine.
   OneNode t{"Dropout"};
   t.inputs = {random_host(DType::f32, {4}, 10), host(DType::f32, {}, {0.3}),
               host(DType::boolean, {}, {0})};
   t.initializer_inputs = {1, 2};
   t.opset = 13;
   EXPECT_EQ(values_of(t.run()[0]), values_of(t.inputs[0]));
-  t.inputs[2] = host(DType::boolean, {}, {1});
+}
+
+TEST(CompositeDropout, TrainingWithRatioZeroIsIdentityAndOtherwiseUnsupported) {
+  OneNode t{"Dropout"};
+  t.inputs = {random_host(DType::f32, {2, 3}, 11), host(DType::f32, {}, {0}),
+              host(DType::boolean, {}, {1})};
+  t.initializer_inputs = {1, 2};
+  t.num_outputs = 2;
+  t.opset = 22;
+  const std::vector<HostTensor> got = t.run();
+  EXPECT_EQ(values_of(got[0]), values_of(t.inputs[0]));
+  ASSERT_EQ(got[1].dtype(), DType::boolean);
+  EXPECT_THAT(values_of(got[1]), ::testing::Each(1.0));
+  // A nonzero ratio (given, or the default 0.5) would draw a random mask.
+  t.inputs[1] = host(DType::f32, {}, {0.3});
+  try {
+    t.import();
+    FAIL() << "expected an UnsupportedError";
+  } catch (const UnsupportedError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("training_mode=true with ratio 0.3 draws a random mask; "
+                                    "autofuse has no random number generation"));
+  }
+  t.omitted_inputs = {1};
+  EXPECT_THROW(t.import(), UnsupportedError);
+  // A ratio outside [0, 1) is wrong input.
+  t.omitted_inputs = {};
+  t.inputs[1] = host(DType::f32, {}, {1});
   try {
     t.import();
     FAIL() << "expected a UserError";
+  } catch (const UnsupportedError& e) {
+    FAIL() << "not an unsupported decision: " << e.what();
   } catch (const UserError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("training_mode"));
+    EXPECT_THAT(e.what(), HasSubstr("ratio 1 is not in [0, 1)"));
   }
-  // A run-time training_mode cannot be honoured either.
-  t.initializer_inputs = {1};
-  EXPECT_THROW(t.import(), UserError);
+  // A run-time training_mode or ratio: a UserError quoting the input, whose
+  // value is needed at import (the conformance runner freezes it).
+  for (int runtime_input : {1, 2}) {
+    t.inputs[1] = host(DType::f32, {}, {0});
+    t.initializer_inputs = {3 - runtime_input};
+    try {
+      t.import();
+      FAIL() << "expected a UserError";
+    } catch (const UnsupportedError& e) {
+      FAIL() << "not an unsupported decision: " << e.what();
+    } catch (const UserError& e) {
+      EXPECT_THAT(e.what(), HasSubstr(fmt::format("(input {}, 'in{}') must be a scalar known at "
+                                                  "import",
+                                                  runtime_input, runtime_input)));
+    }
+  }
 }
 
 }  // namespace

@@ -193,22 +193,78 @@ TEST(CompositeBatchNorm, InferenceMatchesDouble) {
   }
 }
 
-TEST(CompositeBatchNorm, TrainingModeAndStatisticsOutputsAreClearErrors) {
+// training_mode=1: batch statistics over every axis but 1 (population
+// variance), running = input * momentum + current * (1 - momentum).
+TEST(CompositeBatchNorm, TrainingModeMatchesDouble) {
+  uint64_t seed = 60;
+  for (const auto& shape : std::vector<std::vector<int64_t>>{{2, 3}, {2, 3, 4, 5}, {1, 2, 7}}) {
+    const int64_t c = shape[1];
+    OneNode n{"BatchNormalization"};
+    n.inputs = {random_host(DType::f32, shape, seed++), random_host(DType::f32, {c}, seed++),
+                random_host(DType::f32, {c}, seed++), random_host(DType::f32, {c}, seed++),
+                random_host(DType::f32, {c}, seed++, 0.1, 2)};
+    n.attrs = {attr("epsilon", 1e-2f), attr("momentum", 0.8f), attr("training_mode", 1)};
+    n.num_outputs = 3;
+    n.opset = 15;
+    const OnnxModel model = n.import();
+    const std::vector<HostTensor> got = run(model, n.graph_inputs());
+    ASSERT_EQ(got.size(), 3u);
+    const AxisRows rows(shape, 1);
+    const double count = static_cast<double>(rows.outer * rows.inner);
+    std::vector<double> want(static_cast<size_t>(n.inputs[0].numel()));
+    std::vector<double> running_mean, running_var;
+    for (int64_t i = 0; i < rows.len; ++i) {
+      double sum = 0, sq = 0;
+      for (int64_t o = 0; o < rows.outer; ++o)
+        for (int64_t j = 0; j < rows.inner; ++j)
+          sum += n.inputs[0].get_f64(rows.at(o, i, j));
+      const double mean = sum / count;
+      for (int64_t o = 0; o < rows.outer; ++o)
+        for (int64_t j = 0; j < rows.inner; ++j)
+          sq += std::pow(n.inputs[0].get_f64(rows.at(o, i, j)) - mean, 2);
+      const double var = sq / count;  // population variance
+      for (int64_t o = 0; o < rows.outer; ++o)
+        for (int64_t j = 0; j < rows.inner; ++j) {
+          const int64_t k = rows.at(o, i, j);
+          want[static_cast<size_t>(k)] =
+              (n.inputs[0].get_f64(k) - mean) / std::sqrt(var + 1e-2f) * n.inputs[1].get_f64(i) +
+              n.inputs[2].get_f64(i);
+        }
+      running_mean.push_back(n.inputs[3].get_f64(i) * 0.8f + mean * (1 - 0.8f));
+      running_var.push_back(n.inputs[4].get_f64(i) * 0.8f + var * (1 - 0.8f));
+    }
+    const std::string what = fmt::format("[{}]", fmt::join(shape, ","));
+    expect_close(got[0], shape, want, 1e-5, 1e-5, what + " Y");
+    expect_close(got[1], {c}, running_mean, 1e-5, 1e-6, what + " running_mean");
+    expect_close(got[2], {c}, running_var, 1e-5, 1e-6, what + " running_var");
+  }
+}
+
+TEST(CompositeBatchNorm, StatisticsOutputsOutsideTrainingMode) {
   OneNode n{"BatchNormalization"};
   n.inputs = {random_host(DType::f32, {2, 3}, 1)};
   for (int i = 0; i < 4; ++i)
     n.inputs.push_back(random_host(DType::f32, {3}, 2 + i, 0.1, 1));
   n.opset = 15;
-  n.attrs = {attr("training_mode", 1)};
+  n.num_outputs = 3;
+  // Opset 15 without training_mode: the extra outputs are invalid.
   try {
     n.import();
     FAIL() << "expected a UserError";
+  } catch (const UnsupportedError& e) {
+    FAIL() << "invalid, not unsupported: " << e.what();
   } catch (const UserError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("training_mode=1"));
+    EXPECT_THAT(e.what(), HasSubstr("exist only with training_mode=1"));
   }
-  n.attrs = {};
-  n.num_outputs = 3;
-  EXPECT_THROW(n.import(), UserError);
+  // Opset 13 (BatchNormalization-9) signals training by its extra outputs.
+  n.opset = 13;
+  n.num_outputs = 5;
+  try {
+    n.import();
+    FAIL() << "expected an UnsupportedError";
+  } catch (const UnsupportedError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("BatchNormalization-9 in training mode"));
+  }
 }
 
 }  // namespace

@@ -167,8 +167,8 @@ TEST(IoPb, MalformedTensorsAreUserErrors) {
     EXPECT_THAT(message(p), HasSubstr("needs 1099511627776"));
   }
   for (int32_t type :
-       std::initializer_list<int32_t>{onnx::TensorProto::STRING, onnx::TensorProto::UINT16,
-                                      onnx::TensorProto::COMPLEX64, int32_t{17}, int32_t{0}}) {
+       std::initializer_list<int32_t>{onnx::TensorProto::STRING, onnx::TensorProto::COMPLEX128,
+                                      onnx::TensorProto::COMPLEX64, int32_t{23}, int32_t{0}}) {
     onnx::TensorProto p;
     p.set_data_type(type);
     EXPECT_THAT(message(p), HasSubstr(frontend::onnx_type_name(type) + " is not supported"));

@@ -95,10 +95,38 @@ double ulp_distance(double got, double want, DType dtype) {
   return ::testing::AssertionSuccess();
 }
 
+IntLimits int_limits(DType dtype) {
+  switch (dtype) {
+    case DType::i4:
+      return {-8, 7};
+    case DType::u4:
+      return {0, 15};
+    case DType::i8:
+      return {INT8_MIN, INT8_MAX};
+    case DType::u8:
+      return {0, UINT8_MAX};
+    case DType::i16:
+      return {INT16_MIN, INT16_MAX};
+    case DType::u16:
+      return {0, UINT16_MAX};
+    case DType::i32:
+      return {INT32_MIN, INT32_MAX};
+    case DType::u32:
+      return {0, UINT32_MAX};
+    case DType::i64:
+      return {INT64_MIN, INT64_MAX};
+    case DType::u64:
+      return {0, u64(UINT64_MAX)};
+    default:
+      ADD_FAILURE() << "int_limits of " << dtype_name(dtype);
+      return {0, 0};
+  }
+}
+
 std::vector<OpCase> all_cases() {
   std::vector<OpCase> all;
-  for (auto* part :
-       {&unary_cases, &binary_cases, &other_elementwise_cases, &reduce_cases, &layout_cases})
+  for (auto* part : {&unary_cases, &binary_cases, &other_elementwise_cases, &reduce_cases,
+                     &layout_cases, &int_width_cases, &float8_cases})
     for (OpCase& c : (*part)())
       all.push_back(std::move(c));
   return all;

@@ -51,10 +51,26 @@ std::vector<OpCase> unary_cases();
 std::vector<OpCase> binary_cases();
 std::vector<OpCase> other_elementwise_cases();  // where, cast
 std::vector<OpCase> reduce_cases();
-std::vector<OpCase> layout_cases();  // movement, creation, matmul
+std::vector<OpCase> layout_cases();     // movement, creation, matmul
+std::vector<OpCase> int_width_cases();  // i4, u4, i16, u16, u32, u64
+std::vector<OpCase> float8_cases();
 std::vector<OpCase> all_cases();
 
 inline constexpr DType kFloatTypes[] = {DType::f32, DType::f16, DType::bf16, DType::f64};
-inline constexpr DType kIntTypes[] = {DType::i8, DType::u8, DType::i32, DType::i64};
+inline constexpr DType kFloat8Types[] = {DType::f8e4m3fn, DType::f8e4m3fnuz, DType::f8e5m2,
+                                         DType::f8e5m2fnuz};
+inline constexpr DType kIntTypes[] = {DType::i8, DType::u8,  DType::i32, DType::i64, DType::i4,
+                                      DType::u4, DType::i16, DType::u16, DType::u32, DType::u64};
+
+/// An integer dtype's smallest and largest value; u64's largest is written
+/// as its bits in an int64 (-1), which set_i64 stores as UINT64_MAX.
+struct IntLimits {
+  int64_t lo, hi;
+};
+IntLimits int_limits(DType dtype);
+/// A u64 value as the int64 with its bits (for ivec / itensor).
+constexpr int64_t u64(uint64_t v) {
+  return static_cast<int64_t>(v);
+}
 
 }  // namespace autofuse::testing

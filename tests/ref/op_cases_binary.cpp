@@ -39,22 +39,6 @@ void int_case(std::vector<OpCase>& out, OpKind op, DType dt, const std::string& 
   out.push_back(make(op, dt, tag, ivec(dt, a), ivec(dt, b), ivec(dt, want)));
 }
 
-struct Limits {
-  int64_t lo, hi;
-};
-Limits limits(DType dt) {
-  switch (dt) {
-    case DType::i8:
-      return {INT8_MIN, INT8_MAX};
-    case DType::u8:
-      return {0, UINT8_MAX};
-    case DType::i32:
-      return {INT32_MIN, INT32_MAX};
-    default:
-      return {INT64_MIN, INT64_MAX};
-  }
-}
-
 void compare_cases(std::vector<OpCase>& c) {
   using enum OpKind;
   struct Want {
@@ -77,7 +61,7 @@ void compare_cases(std::vector<OpCase>& c) {
       c.push_back(make(w.op, dt, "values", vec(dt, {1, 2, 3, kNan, -0.0, -kInf}),
                        vec(dt, {2, 2, 2, kNan, 0, -kInf}), ivec(DType::boolean, w.floats)));
     for (DType dt : kIntTypes) {
-      const Limits l = limits(dt);
+      const IntLimits l = int_limits(dt);
       c.push_back(make(w.op, dt, "values", ivec(dt, {1, 2, 3, l.lo}), ivec(dt, {2, 2, 2, l.hi}),
                        ivec(DType::boolean, w.ints)));
     }
@@ -157,7 +141,7 @@ std::vector<OpCase> binary_cases() {
   float_case(c, Min, "nan", {1, kNan, 2, -3, kInf}, {2, 1, kNan, -4, -kInf},
              {1, kNan, kNan, -4, -kInf});
   for (DType dt : kIntTypes) {
-    const Limits l = limits(dt);
+    const IntLimits l = int_limits(dt);
     int_case(c, Max, dt, "limits", {l.lo, l.hi, 3}, {l.hi, l.lo, 5}, {l.hi, l.hi, 5});
     int_case(c, Min, dt, "limits", {l.lo, l.hi, 3}, {l.hi, l.lo, 5}, {l.lo, l.lo, 3});
   }

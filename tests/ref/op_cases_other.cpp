@@ -184,14 +184,7 @@ std::vector<OpCase> reduce_cases() {
   c.push_back(reduce_case(ReduceProd, "empty", HostTensor(D::i64, {0}), {}, false,
                           itensor(D::i64, {}, {1})));
   for (DType dt : kIntTypes) {
-    const int64_t lo = dt == D::i8    ? INT8_MIN
-                       : dt == D::u8  ? 0
-                       : dt == D::i32 ? INT32_MIN
-                                      : INT64_MIN;
-    const int64_t hi = dt == D::i8    ? INT8_MAX
-                       : dt == D::u8  ? UINT8_MAX
-                       : dt == D::i32 ? INT32_MAX
-                                      : INT64_MAX;
+    const auto [lo, hi] = int_limits(dt);
     const HostTensor x = itensor(dt, {2, 2}, {3, 1, lo, hi});
     c.push_back(reduce_case(ReduceMax, "limits", x, {1}, false, ivec(dt, {3, hi})));
     c.push_back(reduce_case(ReduceMin, "limits", x, {0}, true, itensor(dt, {1, 2}, {lo, 1})));

@@ -78,6 +78,7 @@ struct AscNode {
   int arg_index = -1;       ///< Data: input index; Output: output index
   double scalar = 0;        ///< Scalar
   int axis = -1;            ///< Index
+  bool saturate = true;     ///< Cast to a float8 dtype: CastAttrs::saturate
 };
 
 struct AscGraph {

@@ -6,11 +6,18 @@
  *   int64_t K_tiling_data_size(void);
  *   void K_tiling(const int64_t* symbols, const af_machine* machine, void* tiling_data);
  *       symbols: the values of the kernel's symbols in KernelSource::symbols
- *       order. Fills the tiling data, which starts with an af_tiling_header.
+ *       order. Fills the tiling data, which starts with an af_tiling_header;
+ *       the caller zeroes it first, except header.max_phases (see there).
  *       Cheap, allocation-free; the runtime caches the result per shape.
  *   void K_kernel(const void* tiling_data, void* const* args, int64_t block_idx);
- *       args: input buffers (Data order) then output buffers (Output order).
- *       Run once for each block_idx in [0, block_dim); blocks are independent.
+ *       args: input buffers (Data order), output buffers (Output order),
+ *       then, when header.workspace_bytes > 0, the workspace: that many
+ *       bytes of 64-byte aligned scratch (no initial contents needed).
+ *       Run once for each block_idx in [0, phases * block_dim), phases =
+ *       max(1, header.num_phases), as `phases` launches in order: launch p
+ *       runs block_idx p * block_dim + b for b in [0, block_dim), whose
+ *       blocks are independent; launch p + 1 starts after every block of
+ *       launch p has finished (so it sees their workspace and outputs).
  */
 #ifndef AUTOFUSE_CODEGEN_KERNEL_ABI_H_
 #define AUTOFUSE_CODEGEN_KERNEL_ABI_H_
@@ -33,8 +40,14 @@ typedef struct af_machine {
 
 /** The first fields of every kernel's tiling data. */
 typedef struct af_tiling_header {
-  int64_t block_dim;  /**< number of blocks to launch, >= 1 */
+  int64_t block_dim;  /**< number of blocks per launch, >= 1 */
   int64_t tiling_key; /**< template variant chosen at run time */
+  /** In: the most launches the caller can run in order, with a workspace
+   *  (0 from callers that know only single launches: the tiling function
+   *  then chooses one launch and no workspace). */
+  int64_t max_phases;
+  int64_t num_phases;      /**< out: launches to run (0 or 1: one) */
+  int64_t workspace_bytes; /**< out: scratch bytes the kernel needs (0: none) */
 } af_tiling_header;
 
 #ifdef __cplusplus

@@ -1,11 +1,10 @@
-// ONNX import: a ModelProto (opsets 13..21) becomes a Graph whose composite
-// ops are decomposed into primitives (so they fuse), initializers become
-// constants, `dim_param` names and unknown dims become symbols, and shape
-// computations (Shape -> Gather -> Unsqueeze -> Concat -> Reshape,
-// ConstantOfShape, Range over a symbolic size, ...) are evaluated
-// symbolically at import, so a model exported with dynamic axes keeps them
-// and compiles once. Models of an older opset import when every op they use
-// is unchanged since (e.g. Xor-7), since they then mean what opset 13 means.
+// ONNX import: a ModelProto (opsets 13..22, and older ones whose ops are
+// unchanged since) becomes a Graph whose composite ops are decomposed into primitives (so they
+// fuse), initializers become constants, `dim_param` names and unknown dims become symbols, and
+// shape computations (Shape -> Gather -> Unsqueeze -> Concat -> Reshape, ConstantOfShape, Range
+// over a symbolic size, ...) are evaluated symbolically at import, so a model exported with dynamic
+// axes keeps them and compiles once. Models of an older opset import when every op they use is
+// unchanged since (e.g. Xor-7), since they then mean what opset 13 means.
 #pragma once
 
 #include <map>

@@ -73,6 +73,10 @@ class GraphBuilder {
   Tensor cast(Tensor x, DType to, const std::string& name = "") {
     return op(OpKind::Cast, {x}, CastAttrs{to}, name);
   }
+  /// A cast with every attribute (saturate=false: a float8 target only).
+  Tensor cast(Tensor x, CastAttrs attrs, const std::string& name = "") {
+    return op(OpKind::Cast, {x}, attrs, name);
+  }
 
   /// A scalar (rank-0) constant.
   Tensor scalar(double value, DType dtype = DType::f32, const std::string& name = "");

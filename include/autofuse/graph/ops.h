@@ -20,7 +20,13 @@
 //    data.shape[axis+1:]; negative indices count from the end; an index out
 //    of range is a run-time UserError.
 //  * matmul follows NumPy matmul for rank >= 2 with broadcast batch dims.
-//  * f16/bf16 are computed in f32 and rounded to the storage type per op.
+//  * f16/bf16 and the float8 types are computed in f32 and rounded to the
+//    storage type per op (nearest even; overflow gives inf, or NaN for the
+//    float8 types without inf). Only cast saturates (CastAttrs).
+//  * Integers wrap in their own width (i4/u4: 4 bits). cast follows ONNX:
+//    float -> int truncates (NaN -> 0, out of range saturates), int -> int
+//    wraps, except that a cast to i4/u4 rounds half to even and saturates
+//    to [-8, 7] / [0, 15] from any type (ONNX Cast-21).
 #pragma once
 
 #include <cstdint>
@@ -165,9 +171,13 @@ std::vector<OpKind> all_ops();
 struct NoAttrs {
   bool operator==(const NoAttrs&) const = default;
 };
-/// cast: target dtype.
+/// cast: target dtype. `saturate` (ONNX Cast-19) only matters for a float8
+/// target: a finite value beyond its range becomes +-max (true) or else inf
+/// (f8e5m2) / NaN (the others), and inf becomes +-max (true) or else inf
+/// (f8e5m2) / NaN; it must be true for every other target.
 struct CastAttrs {
   DType to;
+  bool saturate = true;
   bool operator==(const CastAttrs&) const = default;
 };
 /// broadcast_to, reshape: the (symbolic) target shape.

@@ -1,9 +1,9 @@
 // The reference interpreter: the slow, obviously-correct oracle that every
 // fused kernel is checked against. It runs one op at a time on HostTensors,
 // following the semantics written at the top of autofuse/graph/ops.h.
-// Floats: f32 computed in f32, f64 in f64, f16/bf16 computed in f32 and
-// rounded to the storage type after every op. Integers wrap like the C++
-// type of their dtype (computed in int64 and truncated).
+// Floats: f32 computed in f32, f64 in f64, f16/bf16/float8 computed in f32
+// and rounded to the storage type after every op. Integers wrap in their
+// width (computed in int64, u64 in uint64, and truncated; i4/u4 to 4 bits).
 // On purpose more accurate than the kernels it checks: float reduce_sum,
 // reduce_mean, reduce_prod and matmul accumulate in double (in row-major
 // order) and round to the storage type once; every conversion (cast,
@@ -35,5 +35,9 @@ sym::Binding bind_symbols(const Graph& graph, std::span<const HostTensor> inputs
 /// errors (gather index out of range).
 std::vector<HostTensor> run_reference(const Graph& graph, std::span<const HostTensor> inputs,
                                       const sym::Binding& given = {});
+
+/// `x` converted as the cast op converts it (e.g. to fold a cast of a
+/// constant at import).
+HostTensor cast_tensor(const HostTensor& x, const CastAttrs& attrs);
 
 }  // namespace autofuse

@@ -15,8 +15,9 @@ namespace autofuse {
 std::vector<int64_t> concrete_shape(const Shape& shape, const sym::Binding& binding);
 
 /// One random tensor per graph input, deterministic for (graph, binding,
-/// seed). Floats uniform in [-1, 1) (f16/bf16: rounded toward zero, so still
-/// inside); integers in [-8, 8] (u8: [0, 8]); bools fair coins. Values come
+/// seed). Floats uniform in [-1, 1) (f16/bf16/float8: rounded toward zero,
+/// so still inside); integers in [-8, 8] clipped to the dtype (unsigned:
+/// [0, 8], i4: [-8, 7]); bools fair coins. Values come
 /// from splitmix64 bits, identical on every platform. An integer input used
 /// directly as gather indices gets values in [-size, size) for the smallest
 /// gathered axis size over the gathers that read it (so the reference run

@@ -51,14 +51,15 @@ class HostTensor {
     return reinterpret_cast<const T*>(storage_.data());
   }
 
-  /// Element i (flat index) as a double (f16/bf16 widened exactly; i64
-  /// beyond 2^53 rounds). For tests, summaries and error metrics.
+  /// Element i (flat index) as a double (f16/bf16/float8 widened exactly;
+  /// i64/u64 beyond 2^53 rounds). For tests, summaries and error metrics.
   double get_f64(int64_t i) const;
-  /// Stores `v` converted to the dtype (float: rounded once to nearest even;
-  /// integers: truncated toward zero, clamped to int64, then wrapped, NaN ->
-  /// 0; bool: v != 0).
+  /// Stores `v` converted to the dtype (float: rounded once to nearest even,
+  /// float8 saturating; integers: truncated toward zero, clamped to int64
+  /// (u64: uint64), then wrapped to the dtype's width, NaN -> 0; bool: v != 0).
   void set_f64(int64_t i, double v);
-  /// Element i of an integer/bool tensor as int64 (exact).
+  /// Element i of an integer/bool tensor as int64 (exact; a u64 element
+  /// above INT64_MAX wraps to a negative value).
   int64_t get_i64(int64_t i) const;
   void set_i64(int64_t i, int64_t v);
 

@@ -2,7 +2,7 @@
 // over the reduced axes. The result is what codegen emits and what the
 // tiling function sizes.
 //
-// Templates (see docs/architecture.md):
+// Templates (see docs/pipeline.md):
 //  * Elementwise: no reductions. Blocks take contiguous chunks of the
 //    flattened iteration space; the innermost axis is the vector loop.
 //  * Reduction: kept axes outer (blocks split their flattened index space,
@@ -13,6 +13,21 @@
 //    the cache; longer rows are simply read once per pass). Nodes constant
 //    along all reduced axes ("row nodes": reduction results and what depends
 //    only on them) are computed once per row between passes.
+//    Two layouts, chosen by which axis memory is contiguous along (the last
+//    axis whose size is not the literal 1):
+//    - row layout (tile_axis = -1), the last axis is reduced: the last
+//      reduced loop is the vector loop (softmax, layernorm);
+//    - column layout (tile_axis >= 0), the last axis is kept: that axis is
+//      walked in tiles of W elements (W from the tiling function) and is the
+//      vector loop, inside the loops over the reduced axes; accumulators and
+//      row nodes that vary along it ("tile vectors", e.g. a column mean) are
+//      W-wide local arrays (batch-norm statistics, a sum over a middle axis).
+//    Either layout may be split by the tiling function when the rows are too
+//    few for the cores: the outermost reduced axis is cut into segments, each
+//    segment a work unit of its own, and the kernel runs as split_phases()
+//    launches (kernel_abi.h): launch p runs pass p over every segment and
+//    leaves per-segment partial results in a workspace; later launches
+//    combine them in segment order (deterministic).
 #pragma once
 
 #include <string>
@@ -27,8 +42,15 @@ enum class Template : uint8_t { Elementwise, Reduction };
 struct ScheduledKernel {
   ascir::AscGraph graph;  ///< after merge_axes
   Template kind = Template::Elementwise;
-  std::vector<int> outer_axes;  ///< loop axes split across blocks, outer to inner
+  /// Elementwise: every axis but the last. Reduction: the kept axes, outer
+  /// to inner (blocks split their flattened index space; in the column
+  /// layout the tile axis is one of them and contributes tiles).
+  std::vector<int> outer_axes;
   std::vector<int> inner_axes;  ///< Elementwise: {last axis}; Reduction: the reduced axes
+  /// Reduction only: -1 for the row layout; else the kept axis that the
+  /// column layout walks in tiles, innermost and vectorized (a member of
+  /// outer_axes). Elementwise: -1.
+  int tile_axis = -1;
   /// Reduction only, per node id: for nodes that vary along a reduced axis,
   /// the first pass that can compute them (0-based); for row nodes, the
   /// number of passes that must finish before them (0 = before the first
@@ -39,6 +61,9 @@ struct ScheduledKernel {
   std::vector<bool> is_row_node;  ///< Reduction only (else all false), per node id:
                                   ///< repeats 1 on every reduced axis
   int num_passes = 0;             ///< Reduction only (>= 1); Elementwise: 0
+
+  /// The kept axes other than the tile axis, outer to inner (the rows).
+  std::vector<int> row_axes() const;
 };
 
 /// Merges adjacent loop axes wherever every node's view allows it (same
@@ -48,14 +73,21 @@ struct ScheduledKernel {
 /// move with their axis. Returns true if it merged.
 bool merge_axes(ascir::AscGraph& graph);
 
-/// Chooses the template and assigns passes. Runs merge_axes first.
+/// Chooses the template and layout and assigns passes. Runs merge_axes first.
 ScheduledKernel schedule_kernel(ascir::AscGraph graph);
+
+/// Launches a split Reduction runs: one per pass, plus one when row nodes
+/// finished by the last pass are stored (the combine of its partials).
+/// 0 for Elementwise.
+int split_phases(const ScheduledKernel& kernel);
 
 /// Text form for dumps: the AscGraph plus template, axes split and passes:
 ///   schedule reduction outer[z0] inner[z1] passes 3
 ///     %4 mean: reduce 0        (Reduce computed in pass 0)
 ///     %9 var_eps: row 2        (row node, after 2 passes)
 ///     %12 xn: pass 2           (first pass computing it)
+/// The column layout names its tile axis after the inner axes:
+///   schedule reduction outer[z1] inner[z0] tile[z1] passes 3
 std::string print_schedule(const ScheduledKernel& kernel);
 
 }  // namespace autofuse::schedule

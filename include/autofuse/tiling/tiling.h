@@ -3,19 +3,24 @@
 //
 // The tiling function runs at run time, once per distinct shape (the
 // runtime caches its result): it evaluates the loop-axis sizes from the
-// symbol values, counts the work units the blocks split (Elementwise: the
-// elements of the flattened iteration space; Reduction: the rows, i.e. the
-// flattened kept axes) and calls the prelude's cost model af_choose_blocks:
+// symbol values, counts the work units the blocks split and calls the
+// prelude's cost model af_choose_blocks:
 //
 //   block_dim = clamp(units * bytes_per_unit / machine->min_block_bytes, 1, cores)
 //   chunk     = ceil(units / block_dim) rounded up to `align` units
 //
-// bytes_per_unit is an expression fixed at generation time from the
-// AscGraph: the bytes each unit loads and stores (a Reduction row counts its
-// reduced elements), so tiny work gets one block and no thread wake-up. Elementwise chunks are a
+// Elementwise: a unit is an element of the flattened iteration space, and
+// bytes_per_unit the bytes each element loads and stores; chunks are a
 // multiple of the vector width in elements (machine->vector_bytes), so two
-// blocks never write the same cache line. The function allocates nothing and
-// costs a few integer operations.
+// blocks never write the same cache line. Reduction (reduction_tiling.cpp):
+// a unit is a row (row layout), a tile of a row (column layout: the tile
+// width W fits the local arrays in the L1, and when later passes re-read the
+// tile, its data in half the L2 if that leaves long enough runs), or a
+// segment of one of those when the tiling splits the outermost reduced axis
+// because the units are too few for the cores the work can use
+// (kernel_abi.h's launches with a workspace, offered by the caller through
+// af_tiling_header::max_phases). Tiny work gets one block and no thread
+// wake-up. The function allocates nothing and costs a few integer operations.
 //
 // It also sets the tiling key: kStreamingStoresKey when the kernel has
 // streaming-capable stores (streams()) and its outputs are large against the
@@ -25,6 +30,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "autofuse/schedule/schedule.h"
 
@@ -37,6 +43,31 @@ std::string axis_size_field(int axis);
 /// TilingData fields: work units in total, and units per block.
 inline constexpr std::string_view kWorkField = "work";
 inline constexpr std::string_view kChunkField = "chunk";
+/// Reduction TilingData fields: segments per row or tile (1: not split),
+/// elements of the outermost reduced axis per segment, the tile width and
+/// tiles per row (row layout: 1 and 1), and the workspace bytes per
+/// accumulator (the partial results of every unit; 0 when not split).
+inline constexpr std::string_view kSplitField = "split";
+inline constexpr std::string_view kSegmentField = "seg_len";
+inline constexpr std::string_view kTileField = "tile";
+inline constexpr std::string_view kTilesField = "tiles";
+inline constexpr std::string_view kWorkspaceSlotField = "ws_slot";
+/// Column layout: rows folded into one vector loop (folds_rows; 1: none).
+inline constexpr std::string_view kFoldField = "fold";
+
+/// The widest tile of the column layout, in elements.
+inline constexpr int64_t kMaxTile = 1024;
+/// Stack bytes the column layout's local arrays may take (they are sized
+/// for the widest tile; callers' threads may have small stacks).
+inline constexpr int64_t kTileStackBytes = 128 << 10;
+/// The narrowest tile the column layout chooses (unless the axis is
+/// narrower): rows of the tile are read as contiguous runs of this many
+/// elements, and shorter runs waste most of the memory bandwidth.
+inline constexpr int64_t kMinTileRun = 64;
+/// Lanes a folded vector loop aims at (rows times the tile width).
+inline constexpr int64_t kFoldLanes = 256;
+/// Workspace bytes per partial result and tile lane (any accumulator type).
+inline constexpr int64_t kWorkspaceElementBytes = 8;
 
 /// What the kernel's generator needs to know about its tiling data.
 struct TilingSource {
@@ -50,8 +81,9 @@ struct TilingSource {
 /// `name` (a C identifier). Symbols in AscGraph::symbols() order.
 TilingSource emit_tiling(const schedule::ScheduledKernel& kernel, const std::string& name);
 
-/// The work units the blocks split: the product of the outer axes' sizes for
-/// a Reduction (rows), of all axes for an Elementwise kernel (elements).
+/// The work units the blocks split: the product of all axes' sizes for an
+/// Elementwise kernel (elements); for a Reduction the rows (the product of
+/// the row axes' sizes), before the tiling cuts them into tiles or segments.
 sym::Expr work_units(const schedule::ScheduledKernel& kernel);
 
 /// af_tiling_header::tiling_key values.
@@ -59,10 +91,15 @@ inline constexpr int64_t kOrdinaryStoresKey = 0;
 /// Contiguous outputs are written with non-temporal (streaming) stores.
 inline constexpr int64_t kStreamingStoresKey = 1;
 
+/// The axis of the vector loop: Elementwise the last axis, Reduction the
+/// last reduced axis (row layout) or the tile axis (column layout); -1 if
+/// none.
+int vector_axis(const schedule::ScheduledKernel& kernel);
+
 /// Whether Store `store` is written with streaming stores under
-/// kStreamingStoresKey: it is contiguous (stride 1) along the vectorized
-/// innermost axis, and (Reduction) no Reduce of its pass accumulates along
-/// that axis (splitting that loop into chunks would change the order of a
+/// kStreamingStoresKey: it is computed in the vector loop and contiguous
+/// (stride 1) along it, and (Reduction) no Reduce of its pass accumulates in
+/// that loop (splitting the loop into chunks would change the order of a
 /// float sum, and the two keys must give identical results).
 bool streams(const schedule::ScheduledKernel& kernel, const ascir::AscNode& store);
 
@@ -74,7 +111,37 @@ sym::Expr output_bytes(const schedule::ScheduledKernel& kernel);
 /// Elementwise: the element sizes of the Loads and Stores that vary along
 /// the inner axis (a broadcast operand is read once per row, from cache).
 /// Reduction: per Load and Store, its element size times the extent of the
-/// reduced axes it varies along (so a row counts its whole input).
+/// reduced axes it varies along (so a row counts its whole input), and in
+/// the column layout also of the tile axis (a row counts all its tiles).
 sym::Expr bytes_per_unit(const schedule::ScheduledKernel& kernel);
+
+/// The reduction part of the tiling function's body (reduction_tiling.cpp),
+/// after the symbols and axis sizes are set: fills the block split (work,
+/// chunk, header.block_dim), the tile and split fields and the header's
+/// num_phases and workspace_bytes. `print` spells a symbolic expression.
+std::string emit_reduction_tiling(const schedule::ScheduledKernel& kernel,
+                                  std::string (*print)(const sym::Expr&));
+
+/// Column layout: the widest tile of this kernel, the length of its local
+/// arrays (tile vectors and accumulators): kMaxTile, or less when the arrays
+/// would take more than kTileStackBytes; a multiple of 16, at least 16.
+int64_t max_tile(const schedule::ScheduledKernel& kernel);
+
+/// Column layout: whether consecutive rows of a narrow tile can share one
+/// vector loop ("folding"): lane j of a loop over fold * W lanes handles
+/// row i + j / W, column j % W, which reads and writes memory contiguously
+/// when every Load and Store varying along the tile axis and the innermost
+/// reduced axis has stride 1 along the first and the tile axis' size along
+/// the second. Also: every value varying along that reduced axis varies
+/// along the tile axis (no per-row scalars), every Reduce over the tile
+/// varies along it too, and no Index runs along either. The tiling folds
+/// tiles narrower than kMinTileRun to about kFoldLanes lanes; each lane
+/// keeps its own accumulators, which are combined pairwise at the pass's end.
+bool folds_rows(const schedule::ScheduledKernel& kernel);
+
+/// The Reduces of a Reduction kernel that accumulate (their input varies
+/// along a reduced axis), in node order: when the kernel is split, entry i
+/// keeps its per-unit partial results in workspace slot i.
+std::vector<int> partial_reduces(const schedule::ScheduledKernel& kernel);
 
 }  // namespace autofuse::tiling

@@ -9,13 +9,49 @@
 
 #include "autofuse/error.h"
 #include "autofuse/support/half.h"
+#include "support/float8.h"
 
 namespace autofuse::codegen::cpu {
 
 namespace {
 
 bool is_f32_computed(DType d) {
-  return d == DType::f32 || d == DType::f16 || d == DType::bf16;
+  return d == DType::f32 || d == DType::f16 || d == DType::bf16 || is_float8(d);
+}
+
+/// The float8 type's name in support/float8.h and the prelude (af_<name>_*).
+const char* float8_name(DType d) {
+  switch (d) {
+    case DType::f8e4m3fn:
+      return "f8e4m3fn";
+    case DType::f8e4m3fnuz:
+      return "f8e4m3fnuz";
+    case DType::f8e5m2:
+      return "f8e5m2";
+    case DType::f8e5m2fnuz:
+      return "f8e5m2fnuz";
+    default:
+      AF_CHECK(false, "{} is not a float8 type", dtype_name(d));
+  }
+  return nullptr;
+}
+
+/// A float rounded to the float8 type `d` as a store does (no saturation),
+/// widened back to float.
+float round_to_float8(DType d, float v) {
+  switch (d) {
+    case DType::f8e4m3fn:
+      return f8e4m3fn_to_f32(f32_to_f8e4m3fn(v, false));
+    case DType::f8e4m3fnuz:
+      return f8e4m3fnuz_to_f32(f32_to_f8e4m3fnuz(v, false));
+    case DType::f8e5m2:
+      return f8e5m2_to_f32(f32_to_f8e5m2(v, false));
+    case DType::f8e5m2fnuz:
+      return f8e5m2fnuz_to_f32(f32_to_f8e5m2fnuz(v, false));
+    default:
+      AF_CHECK(false, "{} is not a float8 type", dtype_name(d));
+  }
+  return v;
 }
 
 /// A double rounded to float toward zero with the last bit set when
@@ -47,6 +83,11 @@ double round_to_dtype(DType d, double v) {
       return f16_to_f32(f32_to_f16(round_to_odd_f32(v)));
     case DType::bf16:
       return bf16_to_f32(f32_to_bf16(round_to_odd_f32(v)));
+    case DType::f8e4m3fn:
+    case DType::f8e4m3fnuz:
+    case DType::f8e5m2:
+    case DType::f8e5m2fnuz:
+      return round_to_float8(d, round_to_odd_f32(v));
     default:
       AF_CHECK(false, "round_to_dtype of {}", dtype_name(d));
   }
@@ -67,12 +108,15 @@ std::string float_literal(double v, bool is_float) {
   return text[0] == '-' ? "(" + text + ")" : text;
 }
 
-/// Truncates toward zero, clamps to int64 (NaN -> 0), then wraps to the
-/// integer dtype: how the reference stores a double into an integer.
+/// Truncates toward zero, clamps to int64 (u64: uint64; NaN -> 0), then
+/// wraps to the integer dtype: how the reference stores a double into an
+/// integer.
 std::string int_literal(DType d, double v) {
   int64_t i = 0;
   if (!std::isnan(v)) {
-    if (v >= 0x1p63)
+    if (d == DType::u64 && v >= 0x1p63)
+      i = static_cast<int64_t>(v >= 0x1p64 ? ~uint64_t{0} : static_cast<uint64_t>(v));
+    else if (v >= 0x1p63)
       i = std::numeric_limits<int64_t>::max();
     else if (v < -0x1p63)
       i = std::numeric_limits<int64_t>::min();
@@ -80,17 +124,29 @@ std::string int_literal(DType d, double v) {
       i = static_cast<int64_t>(v);
   }
   switch (d) {
+    case DType::i4:  // sign-extend the low 4 bits
+      return fmt::format("(int8_t)({})", static_cast<int>((static_cast<uint64_t>(i) & 15) ^ 8) - 8);
+    case DType::u4:
+      return fmt::format("(uint8_t)({})", static_cast<uint64_t>(i) & 15);
     case DType::i8:
       return fmt::format("(int8_t)({})", static_cast<int8_t>(i));
     case DType::u8:
       return fmt::format("(uint8_t)({})", static_cast<uint8_t>(i));
+    case DType::i16:
+      return fmt::format("(int16_t)({})", static_cast<int16_t>(i));
+    case DType::u16:
+      return fmt::format("(uint16_t)({})", static_cast<uint16_t>(i));
     case DType::i32:
       if (static_cast<int32_t>(i) == std::numeric_limits<int32_t>::min())
         return "(int32_t)(-2147483647 - 1)";
       return fmt::format("(int32_t)({})", static_cast<int32_t>(i));
+    case DType::u32:
+      return fmt::format("(uint32_t)({}u)", static_cast<uint32_t>(i));
     case DType::i64:
       if (i == std::numeric_limits<int64_t>::min()) return "(int64_t)(-9223372036854775807LL - 1)";
       return fmt::format("(int64_t)({}LL)", i);
+    case DType::u64:
+      return fmt::format("(uint64_t)({}ULL)", static_cast<uint64_t>(i));
     default:
       AF_CHECK(false, "int_literal of {}", dtype_name(d));
   }
@@ -99,14 +155,26 @@ std::string int_literal(DType d, double v) {
 
 std::string f2i_helper(DType to) {
   switch (to) {
+    case DType::i4:
+      return "af_f2i4";
+    case DType::u4:
+      return "af_f2u4";
     case DType::i8:
       return "af_f2i8";
     case DType::u8:
       return "af_f2u8";
+    case DType::i16:
+      return "af_f2i16";
+    case DType::u16:
+      return "af_f2u16";
     case DType::i32:
       return "af_f2i32";
+    case DType::u32:
+      return "af_f2u32";
     case DType::i64:
       return "af_f2i64";
+    case DType::u64:
+      return "af_f2u64";
     default:
       AF_CHECK(false, "float -> {} is not a float-to-int cast", dtype_name(to));
   }
@@ -115,10 +183,21 @@ std::string f2i_helper(DType to) {
 
 std::string int_lowest(DType d) {
   switch (d) {
+    case DType::i4:
+      return "(int8_t)(-8)";
     case DType::i8:
       return "(int8_t)(-128)";
+    case DType::u4:
     case DType::u8:
       return "(uint8_t)0";
+    case DType::i16:
+      return "(int16_t)(-32768)";
+    case DType::u16:
+      return "(uint16_t)0";
+    case DType::u32:
+      return "(uint32_t)0";
+    case DType::u64:
+      return "(uint64_t)0";
     case DType::i32:
       return "(int32_t)(-2147483647 - 1)";
     case DType::i64:
@@ -131,10 +210,22 @@ std::string int_lowest(DType d) {
 
 std::string int_highest(DType d) {
   switch (d) {
+    case DType::i4:
+      return "(int8_t)7";
+    case DType::u4:
+      return "(uint8_t)15";
     case DType::i8:
       return "(int8_t)127";
     case DType::u8:
       return "(uint8_t)255";
+    case DType::i16:
+      return "(int16_t)32767";
+    case DType::u16:
+      return "(uint16_t)65535";
+    case DType::u32:
+      return "(uint32_t)4294967295u";
+    case DType::u64:
+      return "(uint64_t)18446744073709551615ULL";
     case DType::i32:
       return "(int32_t)2147483647";
     case DType::i64:
@@ -147,17 +238,31 @@ std::string int_highest(DType d) {
 
 std::string unsigned_type(DType d) {
   switch (d) {
+    case DType::i4:
+    case DType::u4:
     case DType::i8:
     case DType::u8:
       return "uint8_t";
+    case DType::i16:
+    case DType::u16:
+      return "uint16_t";
     case DType::i32:
+    case DType::u32:
       return "uint32_t";
     case DType::i64:
+    case DType::u64:
       return "uint64_t";
     default:
       AF_CHECK(false, "unsigned_type of {}", dtype_name(d));
   }
   return {};
+}
+
+/// i4/u4 results wrap to 4 bits (their compute type has 8).
+std::string wrap_int4(DType d, const std::string& v) {
+  if (d == DType::i4) return fmt::format("af_wrap_i4({})", v);
+  if (d == DType::u4) return fmt::format("af_wrap_u4({})", v);
+  return v;
 }
 
 }  // namespace
@@ -167,17 +272,31 @@ std::string c_compute_type(DType dtype) {
     case DType::f32:
     case DType::f16:
     case DType::bf16:
+    case DType::f8e4m3fn:
+    case DType::f8e4m3fnuz:
+    case DType::f8e5m2:
+    case DType::f8e5m2fnuz:
       return "float";
     case DType::f64:
       return "double";
+    case DType::i4:
     case DType::i8:
       return "int8_t";
+    case DType::u4:
     case DType::u8:
       return "uint8_t";
+    case DType::i16:
+      return "int16_t";
+    case DType::u16:
+      return "uint16_t";
     case DType::i32:
       return "int32_t";
+    case DType::u32:
+      return "uint32_t";
     case DType::i64:
       return "int64_t";
+    case DType::u64:
+      return "uint64_t";
     case DType::boolean:
       return "bool";
   }
@@ -193,7 +312,7 @@ std::string c_storage_type(DType dtype) {
     case DType::boolean:
       return "uint8_t";
     default:
-      return c_compute_type(dtype);
+      return is_float8(dtype) ? "uint8_t" : c_compute_type(dtype);
   }
 }
 
@@ -206,6 +325,7 @@ std::string load_expr(DType dtype, const std::string& element) {
     case DType::boolean:
       return fmt::format("({} != 0)", element);
     default:
+      if (is_float8(dtype)) return fmt::format("af_{}_to_f32({})", float8_name(dtype), element);
       return element;
   }
 }
@@ -222,11 +342,14 @@ std::string store_expr(DType value_dtype, DType storage_dtype, const std::string
     case DType::boolean:
       return fmt::format("(uint8_t)({} ? 1 : 0)", v);
     default:
+      if (is_float8(storage_dtype))
+        return fmt::format("af_f32_to_{}({})", float8_name(storage_dtype), v);
       return v;
   }
 }
 
-std::string cast_expr(DType from, DType to, const std::string& v) {
+std::string cast_expr(DType from, DType to, const std::string& v, bool saturate) {
+  AF_CHECK(saturate || is_float8(to), "cast to {} with saturate=false", dtype_name(to));
   if (from == to) return v;
   if (to == DType::boolean) return fmt::format("({} != 0)", v);
   if (from == DType::boolean) {
@@ -234,27 +357,35 @@ std::string cast_expr(DType from, DType to, const std::string& v) {
     if (to == DType::f64) return fmt::format("({} ? 1.0 : 0.0)", v);
     return fmt::format("({})({} ? 1 : 0)", c_compute_type(to), v);
   }
-  const auto to_half = [&](const std::string& as_f32) {
+  // A float rounded to a narrower float type, as a float.
+  const auto to_narrow = [&](const std::string& as_f32) {
+    if (is_float8(to))
+      return fmt::format("af_round_{}({}, {})", float8_name(to), as_f32, saturate ? "1" : "0");
     return fmt::format("{}({})", to == DType::f16 ? "af_round_f16" : "af_round_bf16", as_f32);
   };
   if (is_float(from)) {
-    if (!is_float(to)) return fmt::format("{}({})", f2i_helper(to), v);
+    if (!is_float(to)) return fmt::format("{}({})", f2i_helper(to), v);  // i4/u4 round
     if (to == DType::f64) return fmt::format("(double)({})", v);
     if (from == DType::f64) {
       if (to == DType::f32) return fmt::format("(float)({})", v);
-      return to_half(fmt::format("af_f64_to_f32_odd({})", v));
+      return to_narrow(fmt::format("af_f64_to_f32_odd({})", v));
     }
-    // f32/f16/bf16 all hold a float: only a narrower target rounds.
+    // f32/f16/bf16/float8 all hold a float: only a narrower target rounds.
     if (to == DType::f32) return v;
-    return to_half(v);
+    return to_narrow(v);
   }
   // From an integer.
+  if (is_int4(to))  // saturates (ONNX), comparing in the source's type
+    return fmt::format("{}<{}>({})", to == DType::i4 ? "af_sat_i4" : "af_sat_u4",
+                       c_compute_type(from), v);
   if (!is_float(to)) return fmt::format("({})({})", c_compute_type(to), v);
   if (to == DType::f64) return fmt::format("(double)({})", v);
   if (to == DType::f32) return fmt::format("(float)({})", v);
-  // f16/bf16: small integers are exact in float; wider ones round to odd first.
-  if (from == DType::i8 || from == DType::u8) return to_half(fmt::format("(float)({})", v));
-  return to_half(fmt::format("af_i64_to_f32_odd((int64_t)({}))", v));
+  // Narrower floats: integers up to 16 bits are exact in float; wider ones
+  // round to odd first.
+  if (dtype_size(from) <= 2) return to_narrow(fmt::format("(float)({})", v));
+  if (from == DType::u64) return to_narrow(fmt::format("af_u64_to_f32_odd({})", v));
+  return to_narrow(fmt::format("af_i64_to_f32_odd((int64_t)({}))", v));
 }
 
 std::string scalar_literal(DType dtype, double value) {
@@ -264,7 +395,10 @@ std::string scalar_literal(DType dtype, double value) {
 }
 
 std::string index_expr(DType dtype, const std::string& index) {
-  return cast_expr(DType::i64, dtype, index);
+  // The reference stores an index like any int64: i4/u4 wrap and float8
+  // does not saturate, where a cast would saturate.
+  if (is_int4(dtype)) return wrap_int4(dtype, index);
+  return cast_expr(DType::i64, dtype, index, /*saturate=*/!is_float8(dtype));
 }
 
 std::string compute_expr(OpKind op, DType operand_dtype, const std::vector<std::string>& args) {
@@ -316,6 +450,13 @@ std::string compute_expr(OpKind op, DType operand_dtype, const std::vector<std::
       default:
         break;
     }
+  } else if (is_float8(operand_dtype)) {
+    // Computed in f32 like f16, but each result is rounded to the type as
+    // the reference does: with 2-3 mantissa bits, skipping that rounding
+    // would change most results, compares and casts downstream.
+    const std::string f32 = compute_expr(op, DType::f32, args);
+    if (op == IsNan || op == IsInf) return f32;  // bool
+    return fmt::format("af_round_{}({}, 0)", float8_name(operand_dtype), f32);
   } else if (is_float(operand_dtype)) {
     const char* one = operand_dtype == DType::f64 ? "1.0" : "1.0f";
     switch (op) {
@@ -376,6 +517,13 @@ std::string compute_expr(OpKind op, DType operand_dtype, const std::vector<std::
       default:
         break;
     }
+  } else if (is_int4(operand_dtype)) {
+    // Computed in 8 bits, then wrapped to 4 like the reference's store
+    // (compares, max and min never leave the range; the rest may).
+    if (op == Max || op == Min || op == Relu || op == Sign)
+      return compute_expr(op, operand_dtype == DType::i4 ? DType::i8 : DType::u8, args);
+    return wrap_int4(operand_dtype,
+                     compute_expr(op, operand_dtype == DType::i4 ? DType::i8 : DType::u8, args));
   } else {
     switch (op) {
       case Neg:
@@ -504,6 +652,9 @@ std::string reduce_update(OpKind op, DType dtype, const std::string& acc, const 
 std::string reduce_result(OpKind op, DType dtype, const std::string& acc, const std::string& nan,
                           const std::string& count) {
   using enum OpKind;
+  if (is_float8(dtype))  // rounded to the type, like every float8 result (compute_expr)
+    return fmt::format("af_round_{}({}, 0)", float8_name(dtype),
+                       reduce_result(op, DType::f32, acc, nan, count));
   const std::string type = c_compute_type(dtype);
   if (is_float(dtype)) {
     switch (op) {
@@ -522,9 +673,11 @@ std::string reduce_result(OpKind op, DType dtype, const std::string& acc, const 
     switch (op) {
       case ReduceSum:
       case ReduceProd:
-        return fmt::format("({})({})", type, acc);
-      case ReduceMean:  // integer mean truncates; empty: 0
-        return fmt::format("({1} == 0 ? ({2})0 : ({2})((int64_t){0} / {1}))", acc, count, type);
+        return wrap_int4(dtype, fmt::format("({})({})", type, acc));
+      case ReduceMean:  // integer mean truncates; empty: 0 (u64: the sum is unsigned)
+        return wrap_int4(
+            dtype, fmt::format("({1} == 0 ? ({2})0 : ({2})(({3}){0} / {1}))", acc, count, type,
+                               dtype == DType::u64 ? "uint64_t" : "int64_t"));
       case ReduceMax:
       case ReduceMin:
         return acc;

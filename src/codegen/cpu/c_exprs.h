@@ -2,8 +2,8 @@
 // generator. Every function returns an expression (no statement) over the
 // given operand expressions; the prelude (kernel_prelude.h) defines the
 // af_* helpers they call. Semantics follow graph/ops.h and the reference
-// interpreter: values are in their compute type (compute_dtype), f16/bf16 as
-// f32.
+// interpreter: values are in their compute type (compute_dtype), f16/bf16
+// and float8 as f32, i4/u4 as 8-bit integers holding a 4-bit value.
 #pragma once
 
 #include <string>
@@ -14,28 +14,32 @@
 
 namespace autofuse::codegen::cpu {
 
-/// C type of a value of `dtype` inside a kernel: float (f32/f16/bf16),
-/// double, int8_t, uint8_t, int32_t, int64_t, bool.
+/// C type of a value of `dtype` inside a kernel: float (f32/f16/bf16/float8),
+/// double, the integer of that width (i4/u4: int8_t/uint8_t), bool.
 std::string c_compute_type(DType dtype);
-/// C type of an element of `dtype` in memory (f16/bf16: uint16_t, bool: uint8_t).
+/// C type of an element of `dtype` in memory (f16/bf16: uint16_t; float8,
+/// bool: uint8_t).
 std::string c_storage_type(DType dtype);
 
 /// Storage element -> compute value.
 std::string load_expr(DType dtype, const std::string& element);
 /// Compute value of `value_dtype` -> storage element of `storage_dtype`
-/// (same compute type; f32 -> f16 rounds to nearest even).
+/// (same compute type; f32 -> f16 rounds to nearest even; float8 rounds
+/// without saturating, as the reference's store).
 std::string store_expr(DType value_dtype, DType storage_dtype, const std::string& value);
 /// Cast between any two dtypes with the reference's rounding: one rounding
 /// to nearest even, float -> int truncates, saturates and maps NaN to 0,
-/// int -> int wraps, x -> bool is x != 0. A cast to f16/bf16 gives the
-/// rounded value (in f32).
-std::string cast_expr(DType from, DType to, const std::string& value);
+/// int -> int wraps, x -> i4/u4 rounds half to even and saturates, x -> bool
+/// is x != 0. A cast to f16/bf16/float8 gives the rounded value (in f32);
+/// `saturate` is CastAttrs::saturate (false: float8 targets only).
+std::string cast_expr(DType from, DType to, const std::string& value, bool saturate = true);
 /// A literal of `dtype`'s compute type (rounded to the dtype first).
 std::string scalar_literal(DType dtype, double value);
 /// The integer `index` (an int64_t expression) as a value of `dtype`.
 std::string index_expr(DType dtype, const std::string& index);
 /// An elementwise op (unary, binary, compare, logical, where) on operands of
-/// compute type `operand_dtype` (the first operand's for where).
+/// compute type `operand_dtype` (the first operand's for where). A float8 or
+/// i4/u4 result is rounded / wrapped to its type, as in the reference.
 std::string compute_expr(OpKind op, DType operand_dtype, const std::vector<std::string>& args);
 
 /// How a Reduce accumulates inside the vectorized loop over its row.

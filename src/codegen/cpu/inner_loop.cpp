@@ -34,7 +34,7 @@ void KernelEmitter::emit_inner_loop(int axis, const std::string& lo, const std::
   std::vector<int> streamed;
   for (int id : nodes)
     if (streamed_.at(static_cast<size_t>(id))) streamed.push_back(id);
-  AF_CHECK(streamed.empty() || axis == kernel_.inner_axes.back(),
+  AF_CHECK(streamed.empty() || axis == vector_axis_,
            "kernel {}: streamed stores outside the innermost loop", graph_.name);
   const auto body = [&](const std::string& ind, bool to_buffer) {
     std::string b;

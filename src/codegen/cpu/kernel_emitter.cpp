@@ -36,6 +36,10 @@ KernelEmitter::KernelEmitter(const schedule::ScheduledKernel& kernel, std::strin
   depth_ = static_cast<int>(kernel_.inner_axes.size());
   AF_CHECK(kernel_.kind == Template::Reduction || depth_ <= 1,
            "elementwise kernel {} with {} inner axes", graph_.name, depth_);
+  column_ = kernel_.kind == Template::Reduction && kernel_.tile_axis >= 0;
+  if (column_) axis_level_.at(static_cast<size_t>(kernel_.tile_axis)) = ++depth_;
+  row_axes_ = kernel_.row_axes();
+  vector_axis_ = tiling::vector_axis(kernel_);
 
   level_.assign(num_nodes, -1);
   output_of_store_.assign(num_nodes, -1);
@@ -70,6 +74,30 @@ KernelEmitter::KernelEmitter(const schedule::ScheduledKernel& kernel, std::strin
   for (const AscNode& n : graph_.nodes)
     streamed_[static_cast<size_t>(n.id)] =
         depth_ >= 1 && level_[static_cast<size_t>(n.id)] == depth_ && tiling::streams(kernel_, n);
+
+  tile_vector_.assign(num_nodes, false);
+  if (column_) {
+    for (const AscNode& n : graph_.nodes) {
+      const auto id = static_cast<size_t>(n.id);
+      tile_vector_[id] = n.kind != AscKind::Data && n.kind != AscKind::Output &&
+                         kernel_.is_row_node.at(id) && varies(n, kernel_.tile_axis);
+    }
+  }
+  fold_ = tiling::folds_rows(kernel_);
+  replicated_.assign(num_nodes, false);
+  if (fold_) {
+    for (const AscNode& n : graph_.nodes) {
+      const auto id = static_cast<size_t>(n.id);
+      if (level_[id] < 1 || kernel_.is_row_node.at(id)) continue;  // not computed in a pass
+      for (int in : n.inputs)
+        if (tile_vector_.at(static_cast<size_t>(in)))
+          replicated_.at(static_cast<size_t>(in)) = true;
+    }
+  }
+  slot_.assign(num_nodes, -1);
+  const std::vector<int> partial = tiling::partial_reduces(kernel_);
+  for (size_t i = 0; i < partial.size(); ++i)
+    slot_.at(static_cast<size_t>(partial[i])) = static_cast<int>(i);
 }
 
 std::string KernelEmitter::fence_if_streamed(const std::string& indent) const {
@@ -89,7 +117,14 @@ bool KernelEmitter::varies(const AscNode& n, int axis) const {
 }
 
 std::string KernelEmitter::value(int id) const {
+  if (tile_vector_.at(static_cast<size_t>(id)))
+    return fmt::format("{}{}[{}]", in_pass_ && replicated_.at(static_cast<size_t>(id)) ? "r" : "v",
+                       id, tile_index());
   return fmt::format("v{}", id);
+}
+
+std::string KernelEmitter::tile_index() const {
+  return fmt::format("i{} - t0", kernel_.tile_axis);
 }
 
 std::string KernelEmitter::expr(const sym::Expr& e) const {
@@ -129,7 +164,7 @@ std::string KernelEmitter::prologue() const {
 }
 
 std::string KernelEmitter::decompose_row(const std::string& row, const std::string& indent) const {
-  const std::vector<int>& outer = kernel_.outer_axes;
+  const std::vector<int>& outer = row_axes_;
   if (outer.empty()) return {};
   std::string out = indent + "int64_t";
   for (size_t k = 0; k < outer.size(); ++k)
@@ -144,7 +179,7 @@ std::string KernelEmitter::decompose_row(const std::string& row, const std::stri
 }
 
 std::string KernelEmitter::advance_row(const std::string& indent) const {
-  const std::vector<int>& outer = kernel_.outer_axes;
+  const std::vector<int>& outer = row_axes_;
   if (outer.empty()) return {};
   // if (++i2 == n2) { i2 = 0; if (++i1 == n1) { i1 = 0; ++i0; } }
   std::string out;
@@ -203,9 +238,8 @@ void KernelEmitter::emit_node(const AscNode& n, const std::string& indent, std::
       AF_CHECK(arg >= 0, "store {} feeds no output", n.name);
       AF_CHECK(!to_buffer || streamed_.at(static_cast<size_t>(n.id)),
                "store {} buffered but not streamed", n.name);
-      const std::string target =
-          to_buffer ? fmt::format("t{}[i{} - nt_k]", n.id, kernel_.inner_axes.back())
-                    : fmt::format("q{}[{}]", arg, address(n));
+      const std::string target = to_buffer ? fmt::format("t{}[i{} - nt_k]", n.id, vector_axis_)
+                                           : fmt::format("q{}[{}]", arg, address(n));
       out += fmt::format("{}{} = {};  // {}\n", indent, target,
                          store_expr(in(0).dtype, n.dtype, value(in(0).id)), n.name);
       return;
@@ -225,13 +259,17 @@ void KernelEmitter::emit_node(const AscNode& n, const std::string& indent, std::
       break;
     }
     case AscKind::Cast:
-      rhs = cast_expr(in(0).dtype, n.dtype, value(in(0).id));
+      rhs = cast_expr(in(0).dtype, n.dtype, value(in(0).id), n.saturate);
       break;
     case AscKind::Broadcast:
       rhs = value(in(0).id);
       break;
     case AscKind::Reduce:
       AF_CHECK(false, "reduce {} outside the reduction template", n.name);
+  }
+  if (tile_vector_.at(static_cast<size_t>(n.id))) {  // an array element, filled in a stage
+    out += fmt::format("{}{} = {};  // {}\n", indent, value(n.id), rhs, n.name);
+    return;
   }
   out += fmt::format("{}const {} {} = {};  // {}\n", indent, type, value(n.id), rhs, n.name);
 }

@@ -2,13 +2,16 @@
 // its tiling data; see cpu_codegen.h for the module).
 //
 // Shape of the code: a loop nest whose levels are -1 (the whole block: once
-// per kernel call), 0 (one row: the outer axes' multi-index) and 1.. (the
-// inner loops: Elementwise has one, the vectorized last axis; Reduction has
-// one per reduced axis, the last one vectorized). Each node is computed at
-// the shallowest level where its value is fixed: a node that does not vary
-// along an inner loop's axis is hoisted out of it (a broadcast operand is
-// loaded once per row, a scalar once per call). Values are SSA temporaries
-// `v<id>` of the node's compute type.
+// per kernel call), 0 (one work unit: the row axes' multi-index) and 1..
+// (the inner loops: Elementwise has one, the vectorized last axis;
+// Reduction has one per reduced axis, the last one vectorized in the row
+// layout, plus the vectorized tile loop inside them in the column layout).
+// Each node is computed at the shallowest level where its value is fixed: a
+// node that does not vary along an inner loop's axis is hoisted out of it (a
+// broadcast operand is loaded once per row, a scalar once per call). Values
+// are SSA temporaries `v<id>` of the node's compute type; in the column
+// layout, row nodes that vary along the tile axis ("tile vectors") are local
+// arrays `v<id>[i<tile> - t0]` filled between passes.
 //
 // The innermost loop (inner_loop.cpp) has a second variant for tiling_key
 // kStreamingStoresKey: stores that tiling::streams() go through an aligned
@@ -39,7 +42,9 @@ class KernelEmitter {
 
   // Shared pieces.
   std::string prologue() const;  // tiling data, symbols, sizes, buffers
+  /// Declares the row axes' indices i<a> from the row index `row`.
   std::string decompose_row(const std::string& row, const std::string& indent) const;
+  /// Steps the row axes' indices to the next row.
   std::string advance_row(const std::string& indent) const;
   /// Appends the code for node `n` (a definition or a store) at `indent`.
   /// `to_buffer`: a streamed store writes its chunk buffer instead.
@@ -65,11 +70,72 @@ class KernelEmitter {
   std::string value(int id) const;  // the temporary holding node `id`
   const AscNode& node(int id) const { return graph_.node(id); }
 
-  // Reduction pieces.
+  // Reduction pieces (reduction.cpp: the unit loop and stages;
+  // reduction_pass.cpp: passes and accumulators).
+  enum class Acc : uint8_t {
+    Plain,        // the op's update into one accumulator (vector loop: per-lane partials)
+    Cascade,      // float sum in the row layout's vector loop: chunk sums, pairwise
+    Chunked,      // float sum of a tile vector (column layout): chunk sums per column,
+                  // added to the total with Kahan's compensated sum
+    Compensated,  // float sum elsewhere: Kahan's compensated sum of every element
+  };
+  std::string reduction_arrays() const;  // column layout: function-scope local arrays
+  std::string unit_loop_head() const;    // units of this block: split, tile, row indices
   void emit_stage(int stage, const std::string& indent, std::string& out) const;
+  void emit_stage_tile_vectors(int stage, const std::string& indent, std::string& out) const;
   void emit_pass(int pass, const std::string& indent, std::string& out) const;
+  /// What one pass computes: the nodes it needs, its accumulating Reduces,
+  /// its deepest loop level and how many loops above the vector loop.
+  struct PassPlan {
+    std::vector<bool> need;  ///< per node: computed inside the pass's loops
+    std::vector<int> reduces;
+    std::vector<int> chunked;  ///< the Acc::Chunked ones
+    int deepest = 0;
+    int scalar_levels = 0;
+    bool folded = false;  ///< the tile loop covers `fold` rows of the last reduced loop
+  };
+  PassPlan plan_pass(int pass) const;
+  void emit_pass_init(const PassPlan& plan, const std::string& indent, std::string& out) const;
+  void emit_vector_loop(const PassPlan& plan, const std::string& indent, std::string& out) const;
+  /// Cascade collapse, compensation fold and (split) partial writes.
+  void emit_pass_results(const PassPlan& plan, const std::string& indent, std::string& out) const;
+  /// The updates of the Reduces accumulating at loop `level`.
+  std::string pass_updates(const PassPlan& plan, int level, const std::string& at) const;
+  /// Adds the Acc::Chunked chunk sums to their totals (and zeroes them).
+  std::string flush_chunks(const PassPlan& plan, const std::string& indent) const;
+  /// `#pragma omp simd` loop over the tile [t0, `end`) running `body`.
+  std::string tile_loop(const std::string& indent, const std::string& body,
+                        const std::string& end = "t1") const;
+  /// Folding kernels: the lanes of every fold group combined into the first
+  /// (pairwise over the groups), for the accumulators of `plan`.
+  std::string fold_lanes(const PassPlan& plan, const std::string& indent) const;
+  /// The loop over reduced axis level `level` (1-based) with its bounds
+  /// (the split axis runs over this unit's segment); `folded`: in steps of
+  /// `fold` rows, defining the group's lane end `tg`.
+  std::string reduced_loop_head(int level, const std::string& indent, bool folded = false) const;
+  /// `if (nsplit > 1) {...}`: the partial results of the row (or row tile)
+  /// combined from the workspace into the accumulator of Reduce `r`.
+  void emit_combine(int r, const std::string& indent, std::string& out) const;
+  /// Writes this unit's partial result of Reduce `r` to the workspace.
+  void emit_partial_write(int r, const std::string& indent, std::string& out) const;
+  /// The guard of a Store at stage `stage` (level 0 or a tile vector):
+  /// empty when it always runs.
+  std::string stage_store_guard(int stage, bool tile_vector) const;
   int accumulate_level(const AscNode& reduce) const;
+  bool accumulates(const AscNode& reduce) const;  // its input varies along a reduced axis
+  /// How Reduce `reduce` accumulates in a pass whose deepest loop level is
+  /// `deepest` (the column layout's sums are compensated at any level).
+  Acc acc_kind(const AscNode& reduce, int deepest) const;
+  std::string acc(int r) const;    // the accumulator of Reduce r (an array element: tile)
+  std::string nan(int r) const;    // its NaN flag
+  std::string comp(int r) const;   // its compensation (Acc::Chunked, Acc::Compensated)
+  std::string chunk(int r) const;  // its chunk sum (Acc::Chunked)
+  std::string update(const AscNode& reduce, int deepest, const std::string& value) const;
+  /// Kahan's step adding `value` to the accumulator of `reduce` (with comp()).
+  std::string kahan_add(const AscNode& reduce, const std::string& value) const;
   std::string reduce_count(const AscNode& reduce) const;
+  std::string tile_index() const;  // "i<tile> - t0"
+  bool split_possible() const { return !kernel_.inner_axes.empty(); }
 
   const schedule::ScheduledKernel& kernel_;
   const ascir::AscGraph& graph_;
@@ -81,7 +147,17 @@ class KernelEmitter {
   std::vector<bool> live_;            ///< per node: reaches a Store
   std::vector<int> output_of_store_;  ///< per node: the Output arg a Store writes, else -1
   std::vector<bool> streamed_;        ///< per node: a Store that streams under key 1
-  int depth_ = 0;                     ///< number of inner loop levels
+  std::vector<bool> tile_vector_;     ///< per node: column layout, an array over the tile
+  std::vector<int> slot_;             ///< per node: workspace slot of a split Reduce, else -1
+  std::vector<int> row_axes_;         ///< the axes of a unit's multi-index (level 0)
+  int vector_axis_ = -1;              ///< the axis of the vectorized loop
+  bool column_ = false;               ///< Reduction in the column layout
+  bool fold_ = false;                 ///< column layout that may fold rows (tiling::folds_rows)
+  std::vector<bool> replicated_;      ///< per node: a tile vector read in a folded pass
+  /// While a pass is emitted: tile vectors read there are the replicated
+  /// arrays `r<id>` (fold * W lanes) of a folding kernel.
+  mutable bool in_pass_ = false;
+  int depth_ = 0;  ///< number of inner loop levels
 };
 
 }  // namespace autofuse::codegen::cpu

@@ -1,5 +1,5 @@
 // The prelude of every generated kernel module, embedded as text after
-// kernel_abi.h and support/half.h (see CMakeLists.txt). Plain C++14 (clang 14
+// kernel_abi.h, support/half.h and support/float8.h (see CMakeLists.txt). Plain C++14 (clang 14
 // defaults to gnu++14), global `af_` names, internal linkage (static inline),
 // and no includes beyond <stdint.h>: a module's compile time is dominated by
 // what it includes (docs: cpu-facts.md). Everything here is written so that
@@ -236,6 +236,25 @@ AF_INLINE float af_round_bf16(float x) {
   return af_bf16_to_f32(af_f32_to_bf16(x));
 }
 
+// float8 (support/float8.h, embedded above: already select-based). A store
+// rounds to nearest even and overflows to inf (f8e5m2) or NaN (no inf); a
+// cast follows its `saturate` (ONNX Cast-19).
+#define AF_DEFINE_F8(name)                                                \
+  AF_INLINE float af_##name##_to_f32(uint8_t b) {                         \
+    return autofuse::name##_to_f32(b);                                    \
+  }                                                                       \
+  AF_INLINE uint8_t af_f32_to_##name(float f) {                           \
+    return autofuse::f32_to_##name(f, false);                             \
+  }                                                                       \
+  AF_INLINE float af_round_##name(float f, bool saturate) {               \
+    return autofuse::name##_to_f32(autofuse::f32_to_##name(f, saturate)); \
+  }
+AF_DEFINE_F8(f8e4m3fn)
+AF_DEFINE_F8(f8e4m3fnuz)
+AF_DEFINE_F8(f8e5m2)
+AF_DEFINE_F8(f8e5m2fnuz)
+#undef AF_DEFINE_F8
+
 /// `d` rounded to float toward zero with the last bit set when inexact
 /// (round-to-odd): rounding that to f16/bf16 then rounds once, like the
 /// reference (no double rounding). Finite values beyond the float range
@@ -252,14 +271,17 @@ static inline __attribute__((unused)) float af_f64_to_f32_odd(double d) {
   return af_u2f(u | 1u);
 }
 
-/// `v` rounded to float by round-to-odd (exact below 2^24).
-static inline __attribute__((unused)) float af_i64_to_f32_odd(int64_t v) {
-  const uint64_t mag = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-  if (mag < (1ull << 24)) return (float)v;
+/// `mag` rounded to float by round-to-odd (exact below 2^24).
+static inline __attribute__((unused)) float af_u64_to_f32_odd(uint64_t mag) {
+  if (mag < (1ull << 24)) return (float)mag;
   const int shift = 64 - __builtin_clzll(mag) - 24;
   uint64_t top = mag >> shift;
   if ((mag & ((1ull << shift) - 1)) != 0) top |= 1;
-  const float f = (float)top * af_u2f((uint32_t)(127 + shift) << 23);
+  return (float)top * af_u2f((uint32_t)(127 + shift) << 23);
+}
+/// `v` rounded to float by round-to-odd (exact below 2^24).
+static inline __attribute__((unused)) float af_i64_to_f32_odd(int64_t v) {
+  const float f = af_u64_to_f32_odd(v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
   return v < 0 ? -f : f;
 }
 
@@ -273,9 +295,48 @@ static inline __attribute__((unused)) float af_i64_to_f32_odd(int64_t v) {
   }
 AF_DEFINE_F2I(af_f2i8, int8_t, -128, 127)
 AF_DEFINE_F2I(af_f2u8, uint8_t, 0, 255)
+AF_DEFINE_F2I(af_f2i16, int16_t, -32768, 32767)
+AF_DEFINE_F2I(af_f2u16, uint16_t, 0, 65535)
 AF_DEFINE_F2I(af_f2i32, int32_t, -2147483647 - 1, 2147483647)
+AF_DEFINE_F2I(af_f2u32, uint32_t, 0, 4294967295u)
 AF_DEFINE_F2I(af_f2i64, int64_t, (-9223372036854775807LL - 1), 9223372036854775807LL)
+AF_DEFINE_F2I(af_f2u64, uint64_t, 0, 18446744073709551615ull)
 #undef AF_DEFINE_F2I
+
+// ---- Casts to i4 / u4 (stored one per byte) ---------------------------------
+// ONNX Cast-21: round half to even, then saturate (NaN -> 0); from an
+// integer, saturate in the source's signedness. Arithmetic on i4/u4 wraps
+// to 4 bits (af_wrap_*), like every integer type wraps to its width.
+#define AF_DEFINE_F2I4(name, I, lo, hi)                \
+  AF_INLINE I name(float v) {                          \
+    return v != v             ? (I)0                   \
+           : v <= (float)(lo) ? (I)(lo)                \
+           : v >= (float)(hi) ? (I)(hi)                \
+                              : (I)__builtin_rintf(v); \
+  }                                                    \
+  AF_INLINE I name(double v) {                         \
+    return v != v              ? (I)0                  \
+           : v <= (double)(lo) ? (I)(lo)               \
+           : v >= (double)(hi) ? (I)(hi)               \
+                               : (I)__builtin_rint(v); \
+  }
+AF_DEFINE_F2I4(af_f2i4, int8_t, -8, 7)
+AF_DEFINE_F2I4(af_f2u4, uint8_t, 0, 15)
+#undef AF_DEFINE_F2I4
+template <class T>
+AF_INLINE int8_t af_sat_i4(T v) {
+  return v < (T)0 ? (v < (T)-8 ? (int8_t)-8 : (int8_t)v) : (v > (T)7 ? (int8_t)7 : (int8_t)v);
+}
+template <class T>
+AF_INLINE uint8_t af_sat_u4(T v) {
+  return v <= (T)0 ? (uint8_t)0 : (v > (T)15 ? (uint8_t)15 : (uint8_t)v);
+}
+AF_INLINE int8_t af_wrap_i4(int64_t v) {
+  return (int8_t)((int8_t)(((uint8_t)v & 15u) ^ 8u) - 8);
+}
+AF_INLINE uint8_t af_wrap_u4(int64_t v) {
+  return (uint8_t)((uint8_t)v & 15u);
+}
 
 // ---- Integer arithmetic without UB -------------------------------------------
 // Wraps like two's complement (through the unsigned type); x / 0 == x mod 0
@@ -295,14 +356,34 @@ struct af_int_traits<uint8_t> {
   enum { kSigned = 0 };
 };
 template <>
+struct af_int_traits<int16_t> {
+  typedef uint16_t U;
+  enum { kSigned = 1 };
+};
+template <>
+struct af_int_traits<uint16_t> {
+  typedef uint16_t U;
+  enum { kSigned = 0 };
+};
+template <>
 struct af_int_traits<int32_t> {
   typedef uint32_t U;
   enum { kSigned = 1 };
 };
 template <>
+struct af_int_traits<uint32_t> {
+  typedef uint32_t U;
+  enum { kSigned = 0 };
+};
+template <>
 struct af_int_traits<int64_t> {
   typedef uint64_t U;
   enum { kSigned = 1 };
+};
+template <>
+struct af_int_traits<uint64_t> {
+  typedef uint64_t U;
+  enum { kSigned = 0 };
 };
 
 template <class T>

@@ -1,31 +1,36 @@
-// The Reduction template: block b takes rows (the flattened kept axes)
-// [b * chunk, min((b + 1) * chunk, work)). Per row, stages and passes
-// alternate as the schedule assigned them (ScheduledKernel::node_pass):
+// The Reduction template (schedule.h): block b takes the work units
+// [b * chunk, min((b + 1) * chunk, work)). A unit is a row (row layout), a
+// tile of a row (column layout), or one segment of the outermost reduced
+// axis of either when the tiling split it (nsplit > 1). Per unit, stages and
+// passes alternate as the schedule assigned them (ScheduledKernel::node_pass):
 //
-//   stage 0: row nodes needing no reduction (e.g. a per-row operand)
+//   stage 0: row nodes needing no reduction (e.g. a per-row operand; in the
+//            column layout, tile vectors such as a per-column weight)
 //   pass 0:  a loop nest over the reduced axes computing what pass 0's
-//            Reduces and Stores need; the last loop is vectorized
+//            Reduces and Stores need (reduction_pass.cpp)
 //   stage 1: pass 0's Reduces finish; row nodes that need them
 //   pass 1:  ... (varying nodes are recomputed in every pass that needs them)
 //   stage num_passes: the last row nodes and their Stores
 //
-// Accumulation: every Reduce has its own accumulator, vectorized by
-// `#pragma omp simd reduction(...)` (g++ needs the pragma to vectorize max
-// and min without -ffast-math; cpu-facts.md). A float sum is thus the sum of
-// per-lane partial sums of n/L elements each (L lanes), combined at the end:
-// |error| <= (n/L + log2(L) + 1) * eps * sum|x| to first order (eps = 2^-24
-// for f32), instead of the n * eps of one serial accumulator. Float max/min
-// keep a separate "saw NaN" flag, so NaN propagates as ops.h says (the OpenMP
-// max combiner alone would drop it). Integer sums and products wrap in the
-// unsigned type (the same low bits as the reference's int64); an integer
-// mean divides the full int64 sum. A Reduce sums its input over the reduced
-// axes along which the input varies (asc_graph.h): on the others it
-// accumulates only at index 0.
-#include <map>
-
+// Column layout: scalar row nodes are computed before the stage's tile loop
+// (`#pragma omp simd` over the tile), which fills the tile vectors in
+// topological order; their Stores follow in a loop of their own. A kernel
+// that folds rows (tiling::folds_rows) also copies the tile vectors its
+// passes read into `fold` repeats (`r<id>`: lane j holds column j % W).
+//
+// Split kernels run as split_phases() launches (kernel_abi.h): launch p runs,
+// for each of its units, the stages 0..p (recomputing the row nodes it
+// needs, cheap) and pass p over the unit's segment, then writes the pass's
+// partial accumulators to the workspace and moves to its next unit. A stage
+// combines the partials of the row's segments in segment order
+// (emit_combine), so results do not depend on which block ran which
+// segment; a stage's Stores run only in its own launch, in the row's
+// segment 0. Unsplit kernels (nsplit == 1, one launch) run every stage and
+// pass of a unit in turn, as the guards below all hold.
 #include <fmt/format.h>
 
 #include "autofuse/error.h"
+#include "autofuse/tiling/tiling.h"
 #include "codegen/cpu/c_exprs.h"
 #include "codegen/cpu/kernel_emitter.h"
 
@@ -33,19 +38,12 @@ namespace autofuse::codegen::cpu {
 
 using ascir::AscKind;
 
-namespace {
-
-std::string acc_name(int id) {
-  return fmt::format("a{}", id);
-}
-std::string nan_name(int id) {
-  return fmt::format("nan{}", id);
-}
-
-}  // namespace
-
 int KernelEmitter::accumulate_level(const AscNode& reduce) const {
   return level_.at(static_cast<size_t>(reduce.inputs.at(0)));
+}
+
+bool KernelEmitter::accumulates(const AscNode& reduce) const {
+  return slot_.at(static_cast<size_t>(reduce.id)) >= 0;
 }
 
 std::string KernelEmitter::reduce_count(const AscNode& reduce) const {
@@ -58,6 +56,43 @@ std::string KernelEmitter::reduce_count(const AscNode& reduce) const {
   return count.empty() ? "(int64_t)1" : "(" + count + ")";
 }
 
+std::string KernelEmitter::reduction_arrays() const {
+  std::string out;
+  const int64_t lanes = tiling::max_tile(kernel_);
+  const auto array = [&](const std::string& type, const std::string& name) {
+    out += fmt::format("  {} {}[{}] __attribute__((aligned(64)));\n", type, name, lanes);
+  };
+  for (const AscNode& n : graph_.nodes) {
+    const auto id = static_cast<size_t>(n.id);
+    if (!live_[id] || !tile_vector_[id] || n.kind == AscKind::Store) continue;
+    array(c_compute_type(n.dtype), fmt::format("v{}", n.id));
+    if (replicated_[id]) array(c_compute_type(n.dtype), fmt::format("r{}", n.id));
+    if (n.kind != AscKind::Reduce || !accumulates(n)) continue;
+    const ReduceCode code = reduce_code(n.op, n.dtype);
+    array(code.acc_type, fmt::format("a{}", n.id));
+    if (code.tracks_nan) array("int", fmt::format("nan{}", n.id));
+    if (acc_kind(n, depth_) != Acc::Chunked) continue;
+    array(code.acc_type, fmt::format("k{}", n.id));
+    array(code.acc_type, fmt::format("a{}c", n.id));
+  }
+  return out;
+}
+
+std::string KernelEmitter::unit_loop_head() const {
+  std::string out;
+  out += "  int64_t seg = row_begin % nsplit;  // this unit's segment of its row (or tile)\n";
+  if (column_) {
+    out += "  const int64_t tw = td->tile;\n";
+    if (fold_) out += "  const int64_t fold = td->fold;  // rows per tile loop\n";
+    out += "  const int64_t ntiles = td->tiles;\n";
+    out += "  int64_t tile = row_begin / nsplit % ntiles;\n";
+    out += decompose_row("row_begin / nsplit / ntiles", "  ");
+  } else {
+    out += decompose_row("row_begin / nsplit", "  ");
+  }
+  return out;
+}
+
 std::string KernelEmitter::emit_reduction() {
   AF_CHECK(kernel_.node_pass.size() == graph_.nodes.size() && kernel_.num_passes >= 1,
            "kernel {}: reduction schedule without passes", graph_.name);
@@ -66,6 +101,16 @@ std::string KernelEmitter::emit_reduction() {
       "{{\n",
       name_);
   out += prologue();
+  out += "  const int64_t phase = block_idx / td->header.block_dim;  // the launch (split)\n";
+  out += "  block_idx -= phase * td->header.block_dim;\n";
+  out += "  const int64_t nsplit = td->split;  // segments per row or tile (1: not split)\n";
+  if (!tiling::partial_reduces(kernel_).empty()) {
+    int num_args = num_inputs_;
+    for (const AscNode& n : graph_.nodes)
+      num_args += n.kind == AscKind::Output ? 1 : 0;
+    out += fmt::format("  char* const ws = nsplit > 1 ? (char*)args[{}] : (char*)0;  // partials\n",
+                       num_args);
+  }
   out += "  const int64_t row_begin = block_idx * td->chunk;\n";
   out += "  const int64_t row_end = af_min(row_begin + td->chunk, td->work);\n";
   out += "  if (row_begin >= row_end) return;\n";
@@ -74,42 +119,80 @@ std::string KernelEmitter::emit_reduction() {
     if (n.kind == AscKind::Store) {
       std::string store;
       emit_node(n, "", store);
-      out += "  if (block_idx == 0) " + store;  // the same value for every row: write it once
+      // The same value for every row: written once.
+      out += "  if (block_idx == 0 && phase == 0) " + store;
     } else {
       emit_node(n, "  ", out);
     }
   }
-  out += decompose_row("row_begin", "  ");
+  if (column_) out += reduction_arrays();
+  out += unit_loop_head();
   out += "  for (int64_t row = row_begin; row < row_end; ++row) {\n";
+  out += "    {\n";
+  const std::string ind = "      ";
+  if (split_possible()) {
+    const int axis = kernel_.inner_axes.front();
+    out += fmt::format("{}const int64_t lo = seg * td->seg_len;  // the segment of {}\n", ind,
+                       graph_.axes.at(static_cast<size_t>(axis)).name);
+    out += fmt::format("{}const int64_t hi = af_min(lo + td->seg_len, {});\n", ind, size(axis));
+  }
+  if (column_) {
+    out += ind + "const int64_t t0 = tile * tw;  // the tile\n";
+    out += fmt::format("{}const int64_t t1 = af_min(t0 + tw, {});\n", ind, size(kernel_.tile_axis));
+    if (fold_) out += ind + "const int64_t tf = t0 + fold * (t1 - t0);  // folded lanes\n";
+  }
   for (const AscNode& n : graph_.nodes) {
     if (!live_[static_cast<size_t>(n.id)] || level_[static_cast<size_t>(n.id)] < 0) continue;
     if (n.kind == AscKind::Load || n.kind == AscKind::Store)
-      out += fmt::format("    const int64_t b{} = {};\n", n.id, row_base(n));
+      out += fmt::format("{}const int64_t b{} = {};\n", ind, n.id, row_base(n));
   }
+  bool jumps = false;
   for (int stage = 0; stage <= kernel_.num_passes; ++stage) {
-    emit_stage(stage, "    ", out);
-    if (stage < kernel_.num_passes) emit_pass(stage, "    ", out);
+    emit_stage(stage, ind, out);
+    if (stage == kernel_.num_passes) break;
+    emit_pass(stage, ind, out);
+    if (split_possible()) {
+      out += fmt::format("{}if (nsplit > 1 && phase == {}) goto next_row;\n", ind, stage);
+      jumps = true;
+    }
   }
-  out += advance_row("    ");
+  out += "    }\n";
+  if (jumps) out += "  next_row:\n";
+  std::string next = advance_row("      ");
+  if (column_)
+    next = "      if (++tile == ntiles) {\n        tile = 0;\n" + advance_row("        ") +
+           "      }\n";
+  out += "    if (++seg == nsplit) {\n      seg = 0;\n" + next + "    }\n";
   out += "  }\n";
   out += fence_if_streamed("  ");
   out += "}\n";
   return out;
 }
 
+std::string KernelEmitter::stage_store_guard(int stage, bool tile_vector) const {
+  std::string guard;
+  if (column_ && !tile_vector) guard = "tile == 0";  // every tile of the row has the value
+  if (split_possible()) {
+    const std::string once = fmt::format("(nsplit == 1 || (seg == 0 && phase == {}))", stage);
+    guard = guard.empty() ? once : guard + " && " + once;
+  }
+  return guard;
+}
+
 void KernelEmitter::emit_stage(int stage, const std::string& indent, std::string& out) const {
   const auto pass_of = [&](int id) { return kernel_.node_pass.at(static_cast<size_t>(id)); };
   for (const AscNode& n : graph_.nodes) {
     const auto id = static_cast<size_t>(n.id);
-    if (!live_[id] || level_[id] != 0) continue;
+    if (!live_[id] || level_[id] != 0 || tile_vector_[id]) continue;
     if (n.kind == AscKind::Reduce) {
       if (pass_of(n.id) + 1 != stage) continue;
       const AscNode& input = node(n.inputs.at(0));
       std::string rhs;
-      if (level_.at(static_cast<size_t>(input.id)) <= 0) {
+      if (!accumulates(n)) {
         rhs = value(input.id);  // reducing a value that does not vary is the value
       } else {
-        rhs = reduce_result(n.op, n.dtype, acc_name(n.id), nan_name(n.id), reduce_count(n));
+        emit_combine(n.id, indent, out);
+        rhs = reduce_result(n.op, n.dtype, acc(n.id), nan(n.id), reduce_count(n));
       }
       out += fmt::format("{}const {} {} = {};  // {}\n", indent, c_compute_type(n.dtype),
                          value(n.id), rhs, n.name);
@@ -124,112 +207,75 @@ void KernelEmitter::emit_stage(int stage, const std::string& indent, std::string
                "kernel {}: row node {} (pass {}) reads {} (ready after {})", graph_.name, n.name,
                stage, i.name, ready);
     }
-    emit_node(n, indent, out);
+    if (n.kind == AscKind::Store) {
+      const std::string guard = stage_store_guard(stage, false);
+      std::string store;
+      emit_node(n, guard.empty() ? indent : "", store);
+      out += guard.empty() ? store : fmt::format("{}if ({}) {}", indent, guard, store);
+    } else {
+      emit_node(n, indent, out);
+    }
   }
+  if (column_) emit_stage_tile_vectors(stage, indent, out);
 }
 
-void KernelEmitter::emit_pass(int pass, const std::string& indent, std::string& out) const {
+void KernelEmitter::emit_stage_tile_vectors(int stage, const std::string& indent,
+                                            std::string& out) const {
   const auto pass_of = [&](int id) { return kernel_.node_pass.at(static_cast<size_t>(id)); };
-  const size_t count = graph_.nodes.size();
-  // The sinks of this pass and everything varying they need.
-  std::vector<bool> need(count, false);
-  std::vector<int> reduces;
+  const auto ready = [&](int id) {
+    return node(id).kind == AscKind::Reduce ? pass_of(id) + 1 : pass_of(id);
+  };
+  std::vector<int> values, stores;
   for (const AscNode& n : graph_.nodes) {
     const auto id = static_cast<size_t>(n.id);
-    if (!live_[id]) continue;
-    if (n.kind == AscKind::Reduce && pass_of(n.id) == pass &&
-        level_.at(static_cast<size_t>(n.inputs.at(0))) >= 1) {
-      reduces.push_back(n.id);
-      need.at(static_cast<size_t>(n.inputs[0])) = true;
-    } else if (n.kind == AscKind::Store && level_[id] >= 1 && pass_of(n.id) == pass) {
-      need[id] = true;
-    }
-  }
-  int deepest = 0;
-  for (size_t i = count; i-- > 0;) {
-    if (!need[i]) continue;
-    const AscNode& n = graph_.nodes[i];
-    AF_CHECK(pass_of(n.id) <= pass, "kernel {}: {} (pass {}) needed in pass {}", graph_.name,
-             n.name, pass_of(n.id), pass);
-    deepest = std::max(deepest, level_[i]);
+    if (!live_[id] || !tile_vector_[id] || ready(n.id) != stage) continue;
+    (n.kind == AscKind::Store ? stores : values).push_back(n.id);
+    if (n.kind == AscKind::Reduce && accumulates(n)) emit_combine(n.id, indent, out);
+    if (n.kind == AscKind::Reduce) continue;
     for (int in : n.inputs) {
-      const AscNode& input = node(in);
-      const int level = level_.at(static_cast<size_t>(in));
-      if (input.kind == AscKind::Data) continue;
-      if (level >= 1) {
-        need.at(static_cast<size_t>(in)) = true;
-      } else if (level == 0) {
-        const int ready = input.kind == AscKind::Reduce ? pass_of(in) + 1 : pass_of(in);
-        AF_CHECK(ready <= pass, "kernel {}: {} in pass {} reads {} (ready after {})", graph_.name,
-                 n.name, pass, input.name, ready);
-      }
+      if (node(in).kind == AscKind::Data || level_.at(static_cast<size_t>(in)) < 0) continue;
+      AF_CHECK(kernel_.is_row_node.at(static_cast<size_t>(in)) && ready(in) <= stage,
+               "kernel {}: tile vector {} (stage {}) reads {} (ready after {})", graph_.name,
+               n.name, stage, node(in).name, ready(in));
     }
   }
-  if (deepest == 0) return;  // nothing to do in this pass
-
-  // Accumulators live at row scope: the next stage reads them.
-  std::map<std::string, std::vector<std::string>> clauses;  // operator -> variables
-  for (int r : reduces) {
-    const AscNode& n = node(r);
-    const ReduceCode code = reduce_code(n.op, n.dtype);
-    out += fmt::format("{}{} {} = {};\n", indent, code.acc_type, acc_name(r), code.identity);
-    if (code.tracks_nan) out += fmt::format("{}int {} = 0;\n", indent, nan_name(r));
-    if (accumulate_level(n) != deepest) continue;
-    clauses[code.clause].push_back(acc_name(r));
-    if (code.tracks_nan) clauses["|"].push_back(nan_name(r));
-  }
-
-  // The updates of the Reduces accumulating at `level`, at `ind`.
-  const auto updates = [&](int level, const std::string& ind) {
-    std::string text;
-    for (int r : reduces) {
-      const AscNode& n = node(r);
-      if (accumulate_level(n) != level) continue;
-      // Axes at outer loop levels that the input does not vary along: it is
-      // reduced over them only once (at index 0).
-      std::string guard;
-      const AscNode& input = node(n.inputs[0]);
-      for (int l = 1; l < level; ++l) {
-        const int a = kernel_.inner_axes.at(static_cast<size_t>(l - 1));
-        if (!varies(input, a)) guard += fmt::format("{}i{} == 0", guard.empty() ? "" : " && ", a);
+  const int t = kernel_.tile_axis;
+  const std::string head =
+      fmt::format("{0}for (int64_t i{1} = t0; i{1} < t1; ++i{1}) {{\n", indent, t);
+  if (!values.empty()) {
+    out += "#pragma omp simd\n" + head;
+    for (int id : values) {
+      const AscNode& n = node(id);
+      if (n.kind != AscKind::Reduce) {
+        emit_node(n, indent + "  ", out);
+        continue;
       }
-      const std::string update =
-          reduce_update(n.op, n.dtype, acc_name(r), nan_name(r), value(input.id));
-      text += guard.empty() ? fmt::format("{}{}\n", ind, update)
-                            : fmt::format("{}if ({}) {{ {} }}\n", ind, guard, update);
+      const std::string rhs = accumulates(n)
+                                  ? reduce_result(n.op, n.dtype, acc(id), nan(id), reduce_count(n))
+                                  : value(n.inputs.at(0));
+      out += fmt::format("{}  {} = {};  // {}\n", indent, value(id), rhs, n.name);
     }
-    return text;
-  };
-  std::string ind = indent;
-  for (int level = 1; level < deepest; ++level) {
-    const int axis = kernel_.inner_axes.at(static_cast<size_t>(level - 1));
-    out += fmt::format("{0}for (int64_t i{1} = 0; i{1} < {2}; ++i{1}) {{\n", ind, axis, size(axis));
-    ind += "  ";
-    for (const AscNode& n : graph_.nodes)
-      if (need[static_cast<size_t>(n.id)] && level_[static_cast<size_t>(n.id)] == level)
-        emit_node(n, ind, out);
-    out += updates(level, ind);
+    out += indent + "}\n";
+    // Folding: the passes read them in `fold` copies, one per row of a group.
+    std::string copies;
+    for (int id : values)
+      if (replicated_[static_cast<size_t>(id)])
+        copies += fmt::format("r{0}[{1}] = v{0}[({1}) % (t1 - t0)]; ", id, tile_index());
+    if (!copies.empty()) out += tile_loop(indent, copies, "tf");
   }
-  // The vectorized loop (streaming stores under tiling_key 1 when it
-  // accumulates nothing: inner_loop.cpp).
-  std::string pragma = "#pragma omp simd";
-  for (const auto& [op, vars] : clauses) {
-    pragma += fmt::format(" reduction({}:", op);
-    for (size_t i = 0; i < vars.size(); ++i)
-      pragma += (i ? "," : "") + vars[i];
-    pragma += ")";
-  }
-  std::vector<int> body;
-  for (const AscNode& n : graph_.nodes)
-    if (need[static_cast<size_t>(n.id)] && level_[static_cast<size_t>(n.id)] == deepest)
-      body.push_back(n.id);
-  std::function<std::string(const std::string&)> deepest_updates;
-  if (!clauses.empty()) deepest_updates = [&](const std::string& i) { return updates(deepest, i); };
-  const int axis = kernel_.inner_axes.at(static_cast<size_t>(deepest - 1));
-  emit_inner_loop(axis, "0", size(axis), body, pragma, deepest_updates, ind, out);
-  for (int level = deepest - 1; level >= 1; --level) {
-    ind.resize(ind.size() - 2);
+  if (!stores.empty()) {
+    const std::string guard = stage_store_guard(stage, true);
+    std::string ind = indent;
+    if (!guard.empty()) {
+      out += fmt::format("{}if ({}) {{\n", indent, guard);
+      ind += "  ";
+    }
+    out +=
+        fmt::format("#pragma omp simd\n{0}for (int64_t i{1} = t0; i{1} < t1; ++i{1}) {{\n", ind, t);
+    for (int id : stores)
+      emit_node(node(id), ind + "  ", out);
     out += ind + "}\n";
+    if (!guard.empty()) out += indent + "}\n";
   }
 }
 

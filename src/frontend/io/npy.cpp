@@ -160,9 +160,10 @@ NpyType parse_descr(const std::string& descr, const std::string& path) {
     const char* code;
     DType dtype;
   };
-  static constexpr Known kKnown[] = {{"f4", DType::f32}, {"f2", DType::f16},    {"f8", DType::f64},
-                                     {"i1", DType::i8},  {"u1", DType::u8},     {"i4", DType::i32},
-                                     {"i8", DType::i64}, {"b1", DType::boolean}};
+  static constexpr Known kKnown[] = {
+      {"f4", DType::f32}, {"f2", DType::f16}, {"f8", DType::f64}, {"i1", DType::i8},
+      {"u1", DType::u8},  {"i2", DType::i16}, {"u2", DType::u16}, {"i4", DType::i32},
+      {"u4", DType::u32}, {"i8", DType::i64}, {"u8", DType::u64}, {"b1", DType::boolean}};
   for (const Known& k : kKnown)
     if (code == k.code) {
       bool multi_byte = dtype_size(k.dtype) > 1;
@@ -175,9 +176,14 @@ NpyType parse_descr(const std::string& descr, const std::string& path) {
                            "is not supported: NumPy has no standard bfloat16; save as float32 "
                            "(or as an ONNX TensorProto .pb, which has BFLOAT16)",
                            descr));
+  if (code == "V1")
+    fail(path, fmt::format(".npy dtype '{}' (raw 1-byte values, as ml_dtypes' float8 and int4 "
+                           "are saved) is not supported: NumPy has no float8 or int4; save as "
+                           "float32 / int8 (or as an ONNX TensorProto .pb, which has them)",
+                           descr));
   fail(path, fmt::format(".npy dtype '{}' is not supported: autofuse reads float32 (<f4), "
-                         "float16 (<f2), float64 (<f8), int8 (|i1), uint8 (|u1), int32 (<i4), "
-                         "int64 (<i8) and bool (|b1)",
+                         "float16 (<f2), float64 (<f8), int8/16/32/64 (|i1, <i2, <i4, <i8), "
+                         "uint8/16/32/64 (|u1, <u2, <u4, <u8) and bool (|b1)",
                          descr));
 }
 
@@ -207,13 +213,27 @@ const char* descr_of(DType dtype) {
       return "|i1";
     case DType::u8:
       return "|u1";
+    case DType::i16:
+      return "<i2";
+    case DType::u16:
+      return "<u2";
     case DType::i32:
       return "<i4";
+    case DType::u32:
+      return "<u4";
     case DType::i64:
       return "<i8";
+    case DType::u64:
+      return "<u8";
     case DType::boolean:
       return "|b1";
-    case DType::bf16:
+    case DType::bf16:  // NumPy has no standard type for these
+    case DType::i4:
+    case DType::u4:
+    case DType::f8e4m3fn:
+    case DType::f8e4m3fnuz:
+    case DType::f8e5m2:
+    case DType::f8e5m2fnuz:
       return nullptr;
   }
   return nullptr;
@@ -278,9 +298,13 @@ HostTensor read_npy(const std::string& path) {
 void write_npy(const std::string& path, const HostTensor& tensor) {
   const char* descr = descr_of(tensor.dtype());
   if (!descr)
-    fail(path, fmt::format("cannot write a {} tensor as .npy: NumPy has no standard bfloat16; "
-                           "cast it to f32 first",
-                           dtype_name(tensor.dtype())));
+    fail(path, fmt::format("cannot write a {} tensor as .npy: NumPy has no standard {} type; "
+                           "cast it to {} first (or write an ONNX TensorProto .pb)",
+                           dtype_name(tensor.dtype()),
+                           is_int4(tensor.dtype())     ? "4-bit integer"
+                           : is_float8(tensor.dtype()) ? "float8"
+                                                       : "bfloat16",
+                           is_int4(tensor.dtype()) ? "i8/u8" : "f32"));
   std::string dict = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}", descr,
                                  shape_literal(tensor.shape()));
   // Pad with spaces so that magic + version + length + header is a multiple

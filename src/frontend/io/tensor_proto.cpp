@@ -18,6 +18,27 @@ namespace {
 // TensorProto.DataType values (onnx.proto). Listed here rather than taken
 // from the generated enum because Debian's libonnx predates the float8 and
 // 4-bit types that newer models use, and errors should still name them.
+enum OnnxType : int32_t {
+  kFloat = 1,
+  kUint8 = 2,
+  kInt8 = 3,
+  kUint16 = 4,
+  kInt16 = 5,
+  kInt32 = 6,
+  kInt64 = 7,
+  kBool = 9,
+  kFloat16 = 10,
+  kDouble = 11,
+  kUint32 = 12,
+  kUint64 = 13,
+  kBfloat16 = 16,
+  kFloat8E4M3FN = 17,
+  kFloat8E4M3FNUZ = 18,
+  kFloat8E5M2 = 19,
+  kFloat8E5M2FNUZ = 20,
+  kUint4 = 21,
+  kInt4 = 22,
+};
 constexpr const char* kOnnxTypeNames[] = {
     "UNDEFINED",      "FLOAT",      "UINT8",          "INT8",       "UINT16",   "INT16",
     "INT32",          "INT64",      "STRING",         "BOOL",       "FLOAT16",  "DOUBLE",
@@ -32,6 +53,27 @@ SourceLocation at(const std::string& source) {
 
 std::string dims_string(const onnx::TensorProto& proto) {
   return fmt::format("[{}]", fmt::join(proto.dims(), ", "));
+}
+
+// ONNX packs 4-bit integers two to a byte, the first element in the low
+// nibble; autofuse keeps one per byte (i4 sign-extended).
+int64_t packed_int4_bytes(int64_t numel) {
+  return (numel + 1) / 2;
+}
+void unpack_int4(const uint8_t* packed, HostTensor& t) {
+  const bool is_signed = t.dtype() == DType::i4;
+  auto* out = t.data_as<uint8_t>();
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    const unsigned nibble = (packed[i / 2] >> (4 * (i % 2))) & 15u;
+    out[i] = static_cast<uint8_t>(is_signed && nibble >= 8 ? nibble | 0xf0u : nibble);
+  }
+}
+std::string pack_int4(const HostTensor& t) {
+  std::string packed(static_cast<size_t>(packed_int4_bytes(t.numel())), '\0');
+  const auto* in = t.data_as<uint8_t>();
+  for (int64_t i = 0; i < t.numel(); ++i)
+    packed[static_cast<size_t>(i / 2)] |= static_cast<char>((in[i] & 15u) << (4 * (i % 2)));
+  return packed;
 }
 
 // Copies a typed repeated field into the tensor, converting each value with
@@ -57,6 +99,28 @@ void fill_from_int32_data(const onnx::TensorProto& proto, HostTensor& t,
                                               onnx_type_name(proto.data_type())));
   };
   const auto& field = proto.int32_data();
+  if (is_int4(t.dtype())) {  // one packed byte (two elements) per entry
+    const int64_t bytes = packed_int4_bytes(t.numel());
+    if (field.size() != bytes)
+      throw UserError(at(source),
+                      fmt::format("int32_data has {} value(s) but the shape {} needs {} (two "
+                                  "4-bit elements per value)",
+                                  field.size(), t.type_string(), bytes));
+    std::vector<uint8_t> packed(static_cast<size_t>(bytes));
+    for (int64_t i = 0; i < bytes; ++i) {
+      check_range(field.Get(static_cast<int>(i)), 0, 255);
+      packed[static_cast<size_t>(i)] = static_cast<uint8_t>(field.Get(static_cast<int>(i)));
+    }
+    unpack_int4(packed.data(), t);
+    return;
+  }
+  if (is_float8(t.dtype())) {  // the 8-bit patterns, zero-extended
+    copy_typed(field, "int32_data", t, source, [&](int64_t i, int32_t v) {
+      check_range(v, 0, 255);
+      t.data_as<uint8_t>()[i] = static_cast<uint8_t>(v);
+    });
+    return;
+  }
   switch (t.dtype()) {
     case DType::i32:
       copy_typed(field, "int32_data", t, source,
@@ -72,6 +136,18 @@ void fill_from_int32_data(const onnx::TensorProto& proto, HostTensor& t,
       copy_typed(field, "int32_data", t, source, [&](int64_t i, int32_t v) {
         check_range(v, 0, 255);
         t.data_as<uint8_t>()[i] = static_cast<uint8_t>(v);
+      });
+      break;
+    case DType::i16:
+      copy_typed(field, "int32_data", t, source, [&](int64_t i, int32_t v) {
+        check_range(v, -32768, 32767);
+        t.data_as<int16_t>()[i] = static_cast<int16_t>(v);
+      });
+      break;
+    case DType::u16:
+      copy_typed(field, "int32_data", t, source, [&](int64_t i, int32_t v) {
+        check_range(v, 0, 65535);
+        t.data_as<uint16_t>()[i] = static_cast<uint16_t>(v);
       });
       break;
     case DType::boolean:
@@ -93,52 +169,44 @@ void fill_from_int32_data(const onnx::TensorProto& proto, HostTensor& t,
 
 }  // namespace
 
+// The (ONNX type, dtype) pairs autofuse has; the others (STRING, COMPLEX*,
+// FLOAT4E2M1, ...) are unsupported.
+struct TypePair {
+  OnnxType onnx;
+  DType dtype;
+};
+constexpr TypePair kTypePairs[] = {
+    {kFloat, DType::f32},
+    {kUint8, DType::u8},
+    {kInt8, DType::i8},
+    {kUint16, DType::u16},
+    {kInt16, DType::i16},
+    {kInt32, DType::i32},
+    {kInt64, DType::i64},
+    {kBool, DType::boolean},
+    {kFloat16, DType::f16},
+    {kDouble, DType::f64},
+    {kUint32, DType::u32},
+    {kUint64, DType::u64},
+    {kBfloat16, DType::bf16},
+    {kFloat8E4M3FN, DType::f8e4m3fn},
+    {kFloat8E4M3FNUZ, DType::f8e4m3fnuz},
+    {kFloat8E5M2, DType::f8e5m2},
+    {kFloat8E5M2FNUZ, DType::f8e5m2fnuz},
+    {kUint4, DType::u4},
+    {kInt4, DType::i4},
+};
+static_assert(std::size(kTypePairs) == std::size(kAllDTypes), "every dtype has an ONNX type");
+
 std::optional<DType> dtype_from_onnx(int32_t onnx_type) {
-  switch (onnx_type) {
-    case onnx::TensorProto::FLOAT:
-      return DType::f32;
-    case onnx::TensorProto::UINT8:
-      return DType::u8;
-    case onnx::TensorProto::INT8:
-      return DType::i8;
-    case onnx::TensorProto::INT32:
-      return DType::i32;
-    case onnx::TensorProto::INT64:
-      return DType::i64;
-    case onnx::TensorProto::BOOL:
-      return DType::boolean;
-    case onnx::TensorProto::FLOAT16:
-      return DType::f16;
-    case onnx::TensorProto::DOUBLE:
-      return DType::f64;
-    case onnx::TensorProto::BFLOAT16:
-      return DType::bf16;
-    default:
-      return std::nullopt;
-  }
+  for (const TypePair& p : kTypePairs)
+    if (p.onnx == onnx_type) return p.dtype;
+  return std::nullopt;
 }
 
 int32_t onnx_from_dtype(DType dtype) {
-  switch (dtype) {
-    case DType::f32:
-      return onnx::TensorProto::FLOAT;
-    case DType::f16:
-      return onnx::TensorProto::FLOAT16;
-    case DType::bf16:
-      return onnx::TensorProto::BFLOAT16;
-    case DType::f64:
-      return onnx::TensorProto::DOUBLE;
-    case DType::i8:
-      return onnx::TensorProto::INT8;
-    case DType::u8:
-      return onnx::TensorProto::UINT8;
-    case DType::i32:
-      return onnx::TensorProto::INT32;
-    case DType::i64:
-      return onnx::TensorProto::INT64;
-    case DType::boolean:
-      return onnx::TensorProto::BOOL;
-  }
+  for (const TypePair& p : kTypePairs)
+    if (p.dtype == dtype) return p.onnx;
   AF_CHECK(false, "dtype {}", static_cast<int>(dtype));
 }
 
@@ -155,10 +223,10 @@ HostTensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& 
     throw UserError(at(source), "tensors with external data are not supported");
   std::optional<DType> dtype = dtype_from_onnx(proto.data_type());
   if (!dtype)
-    throw UserError(at(source),
-                    fmt::format("tensor data type {} is not supported (autofuse has FLOAT, "
-                                "FLOAT16, BFLOAT16, DOUBLE, INT8, UINT8, INT32, INT64, BOOL)",
-                                onnx_type_name(proto.data_type())));
+    throw UnsupportedError(at(source),
+                           fmt::format("tensor data type {} is not supported (autofuse has the "
+                                       "float, float8, integer (4 to 64 bits) and bool types)",
+                                       onnx_type_name(proto.data_type())));
   std::vector<int64_t> shape(proto.dims().begin(), proto.dims().end());
   // Size the data before allocating: a corrupt dims field must not turn
   // into a huge allocation.
@@ -173,20 +241,28 @@ HostTensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& 
   const int64_t item = dtype_size(*dtype);
   if (proto.has_raw_data()) {
     const std::string& raw = proto.raw_data();
-    if (static_cast<int64_t>(raw.size()) != numel * item)
-      throw UserError(at(source), fmt::format("raw_data has {} bytes but {} {} needs {}",
-                                              raw.size(), onnx_type_name(proto.data_type()),
-                                              dims_string(proto), numel * item));
+    const int64_t want = is_int4(*dtype) ? packed_int4_bytes(numel) : numel * item;
+    if (static_cast<int64_t>(raw.size()) != want)
+      throw UserError(at(source),
+                      fmt::format("raw_data has {} bytes but {} {} needs {}", raw.size(),
+                                  onnx_type_name(proto.data_type()), dims_string(proto), want));
     HostTensor t(*dtype, std::move(shape));
+    if (is_int4(*dtype)) {
+      unpack_int4(reinterpret_cast<const uint8_t*>(raw.data()), t);
+      return t;
+    }
     if (!raw.empty()) std::memcpy(t.data(), raw.data(), raw.size());
     if (*dtype == DType::boolean)
       for (int64_t i = 0; i < numel; ++i)
         t.data_as<uint8_t>()[i] = t.data_as<uint8_t>()[i] != 0;
     return t;
   }
-  // Typed fields hold one entry per element, so their size bounds numel.
-  int64_t available = std::max({proto.float_data_size(), proto.int32_data_size(),
-                                proto.int64_data_size(), proto.double_data_size()});
+  // Typed fields hold one entry per element (per two for int4), so their
+  // size bounds numel.
+  int64_t available =
+      std::max({proto.float_data_size(), proto.int32_data_size(), proto.int64_data_size(),
+                proto.double_data_size(), proto.uint64_data_size()});
+  if (is_int4(*dtype)) available *= 2;
   if (numel > available)
     throw UserError(at(source), fmt::format("tensor {} {} has {} value(s), needs {}",
                                             onnx_type_name(proto.data_type()), dims_string(proto),
@@ -205,6 +281,18 @@ HostTensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& 
       copy_typed(proto.int64_data(), "int64_data", t, source,
                  [&](int64_t i, int64_t v) { t.data_as<int64_t>()[i] = v; });
       break;
+    case DType::u64:
+      copy_typed(proto.uint64_data(), "uint64_data", t, source,
+                 [&](int64_t i, uint64_t v) { t.data_as<uint64_t>()[i] = v; });
+      break;
+    case DType::u32:
+      copy_typed(proto.uint64_data(), "uint64_data", t, source, [&](int64_t i, uint64_t v) {
+        if (v > 0xffffffffu)
+          throw UserError(at(source),
+                          fmt::format("uint64_data value {} is out of range for UINT32", v));
+        t.data_as<uint32_t>()[i] = static_cast<uint32_t>(v);
+      });
+      break;
     default:
       fill_from_int32_data(proto, t, source);
   }
@@ -217,7 +305,10 @@ onnx::TensorProto tensor_to_proto(const HostTensor& tensor, const std::string& n
   proto.set_data_type(onnx_from_dtype(tensor.dtype()));
   for (int64_t d : tensor.shape())
     proto.add_dims(d);
-  proto.set_raw_data(static_cast<const char*>(tensor.data()), tensor.nbytes());
+  if (is_int4(tensor.dtype()))
+    proto.set_raw_data(pack_int4(tensor));
+  else
+    proto.set_raw_data(static_cast<const char*>(tensor.data()), tensor.nbytes());
   return proto;
 }
 

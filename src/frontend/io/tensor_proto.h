@@ -13,7 +13,7 @@
 namespace autofuse::frontend {
 
 /// The autofuse dtype of an ONNX TensorProto.DataType; nullopt for those
-/// autofuse lacks (uint16, string, float8, complex, ...).
+/// autofuse lacks (string, complex, float4, ...).
 std::optional<DType> dtype_from_onnx(int32_t onnx_type);
 /// The TensorProto.DataType of an autofuse dtype.
 int32_t onnx_from_dtype(DType dtype);
@@ -21,13 +21,16 @@ int32_t onnx_from_dtype(DType dtype);
 std::string onnx_type_name(int32_t onnx_type);
 
 /// The tensor a TensorProto holds, from raw_data or the typed field its dtype
-/// uses (float_data, double_data, int64_data, or int32_data for
-/// int32/int8/uint8/bool and the bit patterns of float16/bfloat16).
-/// UserError, naming `source`, on a dtype autofuse lacks, external or
-/// segmented data, a negative dim, or data whose size disagrees with dims.
+/// uses (float_data, double_data, int64_data, uint64_data for uint32/uint64,
+/// or int32_data for the narrower integers, bool and the bit patterns of
+/// float16/bfloat16/float8). INT4/UINT4 come packed two per byte (low nibble
+/// first) and are unpacked to one per byte. UnsupportedError on a dtype
+/// autofuse lacks; UserError, naming `source`, on external or segmented
+/// data, a negative dim, or data whose size disagrees with dims.
 HostTensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& source);
 
-/// The tensor as a TensorProto with dims, data_type, raw_data and `name`.
+/// The tensor as a TensorProto with dims, data_type, raw_data (int4 packed
+/// two per byte) and `name`.
 onnx::TensorProto tensor_to_proto(const HostTensor& tensor, const std::string& name = "");
 
 /// Parses a serialized TensorProto file (UserError if missing or malformed).

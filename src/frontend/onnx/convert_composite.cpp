@@ -1,9 +1,9 @@
 // Composite ONNX ops decomposed into primitive graph ops, so that the
 // partitioner fuses each into one kernel (or into its neighbours):
-// normalizations, softmaxes, activations with formulas, Clip, Dropout
-// (inference) and the reductions with a built-in elementwise step (L1, L2,
-// LogSumExp, SumSquare). Semantics follow the ONNX operator docs and their
-// function bodies for opsets 13..21.
+// normalizations, softmaxes, activations with formulas, Clip, Dropout and
+// the reductions with a built-in elementwise step (L1, L2, LogSumExp,
+// SumSquare). Semantics follow the ONNX operator docs and their function
+// bodies for opsets 13..22.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -98,19 +98,27 @@ void convert_log_softmax(NodeContext& ctx) {
   convert_softmax_impl(ctx, /*log=*/true);
 }
 
-// BatchNormalization-15, inference: Y = (X - mean) * (scale / sqrt(var +
-// eps)) + B, the [C] parameters applied along axis 1.
+// BatchNormalization-15. Inference: Y = (X - mean) * (scale / sqrt(var +
+// eps)) + B, the [C] parameters applied along axis 1. training_mode=1
+// normalizes with the batch statistics over every axis but 1 (population
+// variance) and updates the running ones: running = input * momentum +
+// current * (1 - momentum). Statistics are computed in f32 for f16/bf16, as
+// the spec says; the running outputs have the input_mean/input_var dtype.
 void convert_batch_norm(NodeContext& ctx) {
   GraphBuilder& b = ctx.builder();
-  if (ctx.attr_int("training_mode", 0) != 0)
-    ctx.fail("training_mode=1 is not supported (inference only)");
+  // Before opset 14 training was signalled by the extra outputs (mean, var,
+  // saved_mean, saved_var); only opset 14's training_mode is implemented.
+  const bool training = ctx.opset() >= 14 && ctx.attr_int("training_mode", 0) != 0;
   for (int i = 1; i < ctx.num_outputs(); ++i)
-    if (ctx.has_output(i))
-      ctx.fail(
-          "the running mean/variance outputs exist only in training mode, which is not "
-          "supported");
+    if (ctx.has_output(i) && !training) {
+      if (ctx.opset() < 14)
+        ctx.unsupported(
+            "BatchNormalization-9 in training mode (more than one output) is not supported");
+      ctx.fail("the running mean/variance outputs exist only with training_mode=1");
+    }
   Tensor x = float_input(ctx, 0);
   if (x.rank() < 2) ctx.fail(fmt::format("X has rank {}; it needs at least (N, C)", x.rank()));
+  const DType dt = training ? compute_dtype(x.dtype()) : x.dtype();
   // [C] -> [C, 1, ..., 1] so it broadcasts against (N, C, D1, ...).
   Shape param_shape = {x.shape()[1]};
   for (int i = 2; i < x.rank(); ++i)
@@ -120,12 +128,38 @@ void convert_batch_norm(NodeContext& ctx) {
     if (p.rank() != 1)
       ctx.fail(fmt::format("input {} has rank {}; BatchNormalization parameters have shape [C]", i,
                            p.rank()));
-    return b.reshape(cast_if(b, p, x.dtype()), param_shape);
+    return b.reshape(cast_if(b, p, dt), param_shape);
   };
-  Tensor scale = param(1), bias = param(2), mean = param(3), var = param(4);
+  Tensor scale = param(1), bias = param(2);
   const double eps = ctx.attr_float("epsilon", 1e-5f);
-  Tensor k = b.mul(scale, b.rsqrt(b.add(var, scalar_like(ctx, eps, var))));
-  ctx.set_output(0, b.add(b.mul(b.sub(x, mean), k), bias));
+  if (!training) {
+    Tensor mean = param(3), var = param(4);
+    Tensor k = b.mul(scale, b.rsqrt(b.add(var, scalar_like(ctx, eps, var))));
+    return ctx.set_output(0, b.add(b.mul(b.sub(x, mean), k), bias));
+  }
+  std::vector<int64_t> axes = {0};
+  for (int64_t a = 2; a < x.rank(); ++a)
+    axes.push_back(a);
+  Tensor xs = cast_if(b, x, dt);
+  Tensor mean = b.reduce_mean(xs, axes, /*keepdims=*/true);
+  Tensor d = b.sub(xs, mean);
+  Tensor var = b.reduce_mean(b.mul(d, d), axes, /*keepdims=*/true);
+  Tensor inv_std = b.rsqrt(b.add(var, b.scalar(eps, dt)));
+  ctx.set_output(0, cast_if(b, b.add(b.mul(b.mul(d, inv_std), scale), bias), x.dtype()));
+  const double momentum = ctx.attr_float("momentum", 0.9f);
+  auto running = [&](int input, const Tensor& current) {
+    Tensor old = float_input(ctx, input);
+    if (old.rank() != 1)
+      ctx.fail(fmt::format("input {} has rank {}; BatchNormalization parameters have shape [C]",
+                           input, old.rank()));
+    const DType rdt = compute_dtype(old.dtype());
+    Tensor now = cast_if(b, b.reshape(current, {x.shape()[1]}), rdt);
+    Tensor r = b.add(b.mul(cast_if(b, old, rdt), b.scalar(momentum, rdt)),
+                     b.mul(now, b.scalar(1 - momentum, rdt)));
+    return cast_if(b, r, old.dtype());
+  };
+  if (ctx.has_output(1)) ctx.set_output(1, running(3, mean));
+  if (ctx.has_output(2)) ctx.set_output(2, running(4, var));
 }
 
 // ---- Activations -------------------------------------------------------------
@@ -290,20 +324,29 @@ void convert_clip(NodeContext& ctx) {
   ctx.set_output(0, y);
 }
 
-// Dropout (inference): the identity; the mask output is all true. A constant
-// training_mode=true with a nonzero ratio would need random numbers: refused.
+// Dropout: the identity with an all-true mask, unless training_mode is
+// true and the ratio nonzero, which draws a random mask. Dropout-10/12
+// (read for old opsets) have no training_mode: inference, the identity.
 void convert_dropout(NodeContext& ctx) {
   GraphBuilder& b = ctx.builder();
-  if (ctx.has_input(2)) {
-    const std::optional<HostTensor> training = ctx.constant(2);
-    if (!training) ctx.fail("training_mode must be a constant (only inference is supported)");
-    bool ratio_zero = false;
-    if (ctx.has_input(1)) {
-      const std::optional<HostTensor> ratio = ctx.constant(1);
-      ratio_zero = ratio && ratio->numel() == 1 && ratio->get_f64(0) == 0;
-    }
-    if (training->numel() == 1 && training->get_f64(0) != 0 && !ratio_zero)
-      ctx.fail("training_mode=true with a nonzero ratio is not supported (inference only)");
+  // A constant scalar input, else a UserError quoting its name (the value is
+  // needed at import).
+  auto scalar_input = [&](int i, std::string_view what) {
+    const std::optional<HostTensor> c = ctx.constant(i);
+    if (!c || c->numel() != 1)
+      ctx.fail(fmt::format("the {} (input {}, '{}') must be a scalar known at import", what, i,
+                           ctx.node().input(i)));
+    return c->get_f64(0);
+  };
+  const bool training = ctx.has_input(2) && scalar_input(2, "training_mode") != 0;
+  if (training) {
+    const double ratio = ctx.has_input(1) ? scalar_input(1, "ratio") : 0.5;
+    if (!(ratio >= 0 && ratio < 1)) ctx.fail(fmt::format("ratio {} is not in [0, 1)", ratio));
+    if (ratio != 0)
+      ctx.unsupported(fmt::format(
+          "training_mode=true with ratio {:g} draws a random mask; autofuse has no random number "
+          "generation",
+          ratio));
   }
   ctx.forward_input(0, 0);
   if (ctx.has_output(1))
@@ -352,7 +395,8 @@ void convert_norm_reduce(NodeContext& ctx, NormReduce kind) {
     }
     case NormReduce::LogSumExp: {
       if (!is_float(dt))
-        ctx.fail(fmt::format("ReduceLogSumExp needs a float input, not {}", dtype_name(dt)));
+        ctx.unsupported(fmt::format("ReduceLogSumExp of {} (an integer type) is not supported",
+                                    dtype_name(dt)));
       if (noop) return ctx.forward_input(0, 0);  // log(exp(x)) == x
       // log(sum(exp(x - m))) + m with m the max where finite (else 0), so
       // large values do not overflow and all -inf rows give -inf, not NaN.

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "autofuse/ref/interpreter.h"
 #include "frontend/onnx/converter_util.h"
 
 namespace autofuse::frontend::onnx_import {
@@ -114,12 +115,24 @@ std::optional<sym::Expr> fold_element(OpKind op, const std::vector<sym::Expr>& v
 /// Whether a constant fits the integer dtype (folds must not hide wrapping).
 bool fits(DType dtype, int64_t v) {
   switch (dtype) {
+    case DType::i4:
+      return v >= -8 && v <= 7;
+    case DType::u4:
+      return v >= 0 && v <= 15;
     case DType::i8:
       return v >= -128 && v <= 127;
     case DType::u8:
       return v >= 0 && v <= 255;
+    case DType::i16:
+      return v >= -32768 && v <= 32767;
+    case DType::u16:
+      return v >= 0 && v <= 65535;
     case DType::i32:
       return v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max();
+    case DType::u32:
+      return v >= 0 && v <= std::numeric_limits<uint32_t>::max();
+    case DType::u64:
+      return v >= 0;
     case DType::boolean:
       return v == 0 || v == 1;
     default:
@@ -248,42 +261,34 @@ void convert_where(NodeContext& ctx) {
       0, ctx.builder().where(ctx.input(0), ctx.input(1), ctx.input(2), output_name(ctx, 0)));
 }
 
-/// Casts a constant at import (same rounding and wrapping as the cast op).
-HostTensor cast_constant(const HostTensor& in, DType to) {
-  HostTensor out(to, in.shape());
-  const bool exact_ints = !is_float(in.dtype()) && !is_float(to);
-  for (int64_t i = 0; i < in.numel(); ++i) {
-    if (exact_ints)
-      out.set_i64(i, to == DType::boolean ? in.get_i64(i) != 0 : in.get_i64(i));
-    else
-      out.set_f64(i, in.get_f64(i));
-  }
-  return out;
-}
-
-void cast_to(NodeContext& ctx, DType to) {
+/// Cast and CastLike. `saturate` (opset 19) only matters for float8 targets
+/// (ONNX ignores it otherwise; the graph op wants it true there).
+void cast_to(NodeContext& ctx, DType to, bool saturate) {
   const DType from = ctx.input_dtype(0);
   if (from == to) return ctx.forward_input(0, 0);
+  const CastAttrs attrs{to, saturate || !is_float8(to)};
   if (std::optional<HostTensor> c = ctx.constant(0)) {
-    ctx.set_constant_output(0, cast_constant(*c, to));
+    ctx.set_constant_output(0, cast_tensor(*c, attrs));  // exactly as the op would
     return;
   }
-  // Symbolic known values stay known through integer casts (sizes fit).
-  if (!is_float(to) && to != DType::boolean) {
+  // Symbolic known values stay known through integer casts (sizes fit; a
+  // cast to i4/u4 saturates instead of wrapping, so it is left to run time).
+  if (!is_float(to) && to != DType::boolean && !is_int4(to)) {
     if (std::optional<std::vector<sym::Expr>> known = ctx.known_ints(0)) {
       ctx.set_known_output(0, *known, to, ctx.input_shape(0).empty());
       return;
     }
   }
-  ctx.set_output(0, ctx.builder().cast(ctx.input(0), to, output_name(ctx, 0)));
+  ctx.set_output(0, ctx.builder().cast(ctx.input(0), attrs, output_name(ctx, 0)));
 }
 
 void convert_cast(NodeContext& ctx) {
-  cast_to(ctx, dtype_of_onnx(ctx, ctx.attr_int("to"), "attribute 'to'"));
+  cast_to(ctx, dtype_of_onnx(ctx, ctx.attr_int("to"), "attribute 'to'"),
+          ctx.attr_int("saturate", 1) != 0);
 }
 
 void convert_cast_like(NodeContext& ctx) {
-  cast_to(ctx, ctx.input_dtype(1));
+  cast_to(ctx, ctx.input_dtype(1), ctx.attr_int("saturate", 1) != 0);
 }
 
 }  // namespace

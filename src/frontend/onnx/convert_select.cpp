@@ -1,6 +1,7 @@
 // Ops that select or join parts of tensors: Slice, Gather, Concat, Split,
-// Pad. On known values (shape computations) Slice, Gather and Concat fold
-// at import; a Slice whose bounds are symbolic becomes a gather of an iota.
+// Pad (constant, edge, reflect, wrap). On known values (shape computations)
+// Slice, Gather and Concat fold at import; a Slice whose bounds are
+// symbolic becomes a gather of an iota.
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -203,10 +204,100 @@ void convert_split(NodeContext& ctx) {
     ctx.set_output(i, parts[i]);
 }
 
-void convert_pad(NodeContext& ctx) {
+enum class PadMode { constant, edge, reflect, wrap };
+
+PadMode pad_mode(NodeContext& ctx) {
   const std::string mode = ctx.attr_string("mode", "constant");
-  if (mode != "constant")
-    ctx.fail(fmt::format("mode '{}' is not supported (only 'constant')", mode));
+  if (mode == "constant") return PadMode::constant;
+  if (mode == "edge") return PadMode::edge;
+  if (mode == "reflect") return PadMode::reflect;
+  if (mode == "wrap") {
+    if (ctx.opset() < 19) ctx.fail("mode 'wrap' exists from opset 19 on");
+    return PadMode::wrap;
+  }
+  ctx.fail(fmt::format("mode '{}' is not one of 'constant', 'edge', 'reflect', 'wrap'", mode));
+}
+
+/// Position `p` of the axis padded NumPy's way (p < 0: before the data,
+/// p >= n: after it) -> the input position it copies; n >= 1. Reflect is
+/// periodic with period 2(n-1) (pads longer than n-1 reflect again, as
+/// numpy.pad does), wrap with period n.
+int64_t pad_source(PadMode mode, int64_t p, int64_t n) {
+  auto mod = [](int64_t a, int64_t m) { return ((a % m) + m) % m; };
+  switch (mode) {
+    case PadMode::edge:
+      return std::clamp(p, int64_t{0}, n - 1);
+    case PadMode::wrap:
+      return mod(p, n);
+    case PadMode::reflect: {
+      if (n == 1) return 0;
+      const int64_t q = mod(p, 2 * (n - 1));
+      return q < n ? q : 2 * (n - 1) - q;
+    }
+    case PadMode::constant:
+      break;
+  }
+  AF_CHECK(false, "pad_source called for constant mode");
+  return 0;
+}
+
+/// `x` padded along `axis` with `begin` and `end` (>= 0) copies of its own
+/// elements (edge, reflect, wrap). Pads within one period become slices of
+/// x (negative steps for reflect) concatenated around it, which works for
+/// symbolic dims too; longer pads of a static dim gather x at constant
+/// positions.
+Tensor pad_by_copies(NodeContext& ctx, const Tensor& x, int64_t axis, int64_t begin, int64_t end,
+                     PadMode mode, std::string_view mode_name) {
+  GraphBuilder& b = ctx.builder();
+  const sym::Expr n = x.shape()[axis];
+  const sym::ShapeEnv& env = b.graph().shape_env();
+  auto at_least = [&](int64_t k) { return env.proven(sym::Expr(k), sym::Rel::Le, n); };
+  if (!at_least(1))
+    ctx.fail(fmt::format("axis {} has size {}: mode '{}' cannot pad an axis that {} empty", axis,
+                         n.to_string(), mode_name, n.is_const() ? "is" : "may be"));
+  auto slice = [&](int64_t start, int64_t stop, int64_t step) {
+    return b.slice(x, SliceAttrs{{axis}, {start}, {stop}, {step}});
+  };
+  auto repeat = [&](const Tensor& one, int64_t count) {
+    Shape shape = one.shape();
+    shape[axis] = count;
+    return b.broadcast_to(one, shape);
+  };
+  const int64_t longest = std::max(begin, end);
+  std::optional<Tensor> before, after;
+  if (mode == PadMode::edge) {
+    if (begin > 0) before = repeat(slice(0, 1, 1), begin);
+    if (end > 0) after = repeat(slice(-1, kSliceEnd, 1), end);
+  } else if (mode == PadMode::reflect && at_least(longest + 1)) {
+    // x[begin:0:-1] and x[-2:-2-end:-1]: the mirror images without the edge.
+    if (begin > 0) before = slice(begin, 0, -1);
+    if (end > 0) after = slice(-2, -2 - end, -1);
+  } else if (mode == PadMode::wrap && at_least(longest)) {
+    if (begin > 0) before = slice(-begin, kSliceEnd, 1);
+    if (end > 0) after = slice(0, end, 1);
+  } else {
+    const std::optional<int64_t> size = n.as_const();
+    if (!size)
+      ctx.fail(
+          fmt::format("mode '{}' pads axis {} by {}, which needs its size {} to be at least "
+                      "{}; autofuse cannot prove that",
+                      mode_name, axis, longest, n.to_string(),
+                      mode == PadMode::reflect ? longest + 1 : longest));
+    ConstantAttrs positions{DType::i64, {begin + *size + end}, {}};
+    for (int64_t p = -begin; p < *size + end; ++p)
+      positions.values.push_back(static_cast<double>(pad_source(mode, p, *size)));
+    return b.gather(x, b.constant(std::move(positions)), axis);
+  }
+  std::vector<Tensor> parts;
+  if (before) parts.push_back(*before);
+  parts.push_back(x);
+  if (after) parts.push_back(*after);
+  return parts.size() == 1 ? x : b.concat(parts, axis);
+}
+
+void convert_pad(NodeContext& ctx) {
+  const PadMode mode = pad_mode(ctx);
+  const std::string mode_name = ctx.attr_string("mode", "constant");
   const Shape in = ctx.input_shape(0);
   const auto rank = static_cast<int64_t>(in.size());
   const std::vector<sym::Expr> pads = require_known(ctx, 1, "pads");
@@ -221,17 +312,21 @@ void convert_pad(NodeContext& ctx) {
   const size_t n = axes.size();
   if (pads.size() != 2 * n)
     ctx.fail(fmt::format("pads has {} entries for {} axes (needs {})", pads.size(), n, 2 * n));
+  for (const sym::Expr& p : pads) {
+    if (mode != PadMode::constant && !p.is_const())
+      ctx.fail(fmt::format("the pads (input 1, '{}') must be constants in mode '{}', but hold {}",
+                           ctx.node().input(1), mode_name, p.to_string()));
+    if (!p.is_const() && !proven_non_negative(p))
+      ctx.fail(
+          fmt::format("pad {} may be negative; symbolic pads must be non-negative", p.to_string()));
+  }
 
   GraphBuilder& b = ctx.builder();
   Tensor x = ctx.input(0);
-  // Negative pads crop: one slice for all of them.
+  // Negative pads crop: one slice for all of them, before any padding.
   SliceAttrs crop;
   for (size_t i = 0; i < n; ++i) {
     const std::optional<int64_t> begin = pads[i].as_const(), end = pads[i + n].as_const();
-    for (const auto& p : {pads[i], pads[i + n]})
-      if (!p.is_const() && !proven_non_negative(p))
-        ctx.fail(fmt::format("pad {} may be negative; symbolic pads must be non-negative",
-                             p.to_string()));
     if ((begin && *begin < 0) || (end && *end < 0)) {
       crop.axes.push_back(axes[i]);
       crop.starts.push_back(begin && *begin < 0 ? -*begin : 0);
@@ -240,6 +335,14 @@ void convert_pad(NodeContext& ctx) {
     }
   }
   if (!crop.axes.empty()) x = b.slice(x, crop);
+  if (mode != PadMode::constant) {
+    for (size_t i = 0; i < n; ++i) {
+      const int64_t begin = std::max<int64_t>(*pads[i].as_const(), 0);
+      const int64_t end = std::max<int64_t>(*pads[i + n].as_const(), 0);
+      if (begin > 0 || end > 0) x = pad_by_copies(ctx, x, axes[i], begin, end, mode, mode_name);
+    }
+    return ctx.set_output(0, x);
+  }
   Tensor value = ctx.has_input(2) ? ctx.input(2) : b.scalar(0, x.dtype());
   if (value.rank() > 0) value = b.reshape(value, {});
   for (size_t i = 0; i < n; ++i) {

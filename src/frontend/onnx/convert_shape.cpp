@@ -1,8 +1,9 @@
 // Shape ops: Shape/Size (which start known values), Constant,
 // ConstantOfShape, Range, and the ops that only change a tensor's shape or
 // layout (Reshape, Expand, Tile, Squeeze, Unsqueeze, Flatten, Identity,
-// Transpose). Dropout lives with the composites (its mask output). Their shape arguments are known
-// values, so shapes computed from symbolic sizes stay symbolic.
+// Transpose). Dropout lives with the composites (its mask output). Their
+// shape arguments are known values, so shapes computed from symbolic sizes
+// stay symbolic.
 #include <algorithm>
 #include <cmath>
 
@@ -93,8 +94,9 @@ void convert_constant(NodeContext& ctx) {
       t.set_i64(static_cast<int64_t>(i), v[i]);
     return ctx.set_constant_output(0, std::move(t));
   }
-  ctx.fail(
-      fmt::format("attribute '{}' is not supported (string and sparse constants are not)", name));
+  if (name == "value_string" || name == "value_strings" || name == "sparse_value")
+    ctx.unsupported(fmt::format("string and sparse constants ('{}') are not supported", name));
+  ctx.fail(fmt::format("attribute '{}' is not a Constant value attribute", name));
 }
 
 void convert_constant_of_shape(NodeContext& ctx) {

@@ -50,8 +50,8 @@ int64_t normalize_axis(const NodeContext& ctx, int64_t axis, int64_t rank, std::
 DType dtype_of_onnx(const NodeContext& ctx, int64_t onnx_type, std::string_view what) {
   const std::optional<DType> dtype = dtype_from_onnx(static_cast<int32_t>(onnx_type));
   if (!dtype)
-    ctx.fail(fmt::format("{}: unsupported ONNX dtype {}", what,
-                         onnx_type_name(static_cast<int32_t>(onnx_type))));
+    ctx.unsupported(fmt::format("{}: ONNX dtype {} is not supported", what,
+                                onnx_type_name(static_cast<int32_t>(onnx_type))));
   return *dtype;
 }
 

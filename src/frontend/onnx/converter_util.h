@@ -25,8 +25,8 @@ std::optional<std::vector<int64_t>> axes_input_or_attr(NodeContext& ctx, int inp
                                                        std::string_view attr);
 /// `axis` in [-rank, rank) normalized to [0, rank); fails otherwise.
 int64_t normalize_axis(const NodeContext& ctx, int64_t axis, int64_t rank, std::string_view what);
-/// The dtype of an ONNX DataType attribute value; fails for ones autofuse
-/// lacks.
+/// The dtype of an ONNX DataType attribute value; UnsupportedError (via
+/// ctx.unsupported) for ones autofuse lacks (STRING, COMPLEX*, ...).
 DType dtype_of_onnx(const NodeContext& ctx, int64_t onnx_type, std::string_view what);
 
 /// Known rank-0/1 operands of an elementwise node, NumPy-broadcast: the

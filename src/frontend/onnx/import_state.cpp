@@ -141,6 +141,12 @@ Tensor ImportState::materialize_known(const std::string& name, const OnnxValue& 
   return builder_.concat(parts, 0, unique_name(name));
 }
 
+void rethrow_at(const UserError& e, SourceLocation where, std::string message) {
+  if (dynamic_cast<const UnsupportedError*>(&e))
+    throw UnsupportedError(std::move(where), std::move(message));
+  throw UserError(std::move(where), std::move(message));
+}
+
 // ---- NodeContextImpl --------------------------------------------------------
 
 NodeContextImpl::NodeContextImpl(ImportState& state, const onnx::NodeProto& node, int index)
@@ -175,7 +181,8 @@ const OnnxValue& NodeContextImpl::value(int i) const {
   const OnnxValue* v = state_.find(node_.input(i));
   // The importer checked every input before calling the converter.
   AF_CHECK(v != nullptr, "input '{}' of node {} is undefined", node_.input(i), index_);
-  if (!v->unavailable.empty()) fail(v->unavailable);
+  // A node output no converter produces: the op does, autofuse does not.
+  if (!v->unavailable.empty()) unsupported(v->unavailable);
   return *v;
 }
 
@@ -185,7 +192,7 @@ Tensor NodeContextImpl::input(int i) {
   try {
     return state_.materialize(node_.input(i), *v);
   } catch (const UserError& e) {
-    fail(fmt::format("input {}: {}", i, e.message()));
+    rethrow_at(e, location(), fmt::format("input {}: {}", i, e.message()));
   }
 }
 
@@ -268,7 +275,7 @@ HostTensor NodeContextImpl::attr_tensor(std::string_view name) const {
   try {
     return tensor_from_proto(a->t(), state_.source());
   } catch (const UserError& e) {
-    fail(fmt::format("attribute '{}': {}", name, e.message()));
+    rethrow_at(e, location(), fmt::format("attribute '{}': {}", name, e.message()));
   }
 }
 

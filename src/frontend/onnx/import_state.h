@@ -69,6 +69,11 @@ class ImportState {
   std::set<std::string> used_names_;
 };
 
+/// Throws the kind of `e` (UnsupportedError or UserError) at `where` with
+/// `message`: re-wrapping an error never turns "not implemented" into
+/// "wrong input".
+[[noreturn]] void rethrow_at(const UserError& e, SourceLocation where, std::string message);
+
 /// The context for converting one node.
 class NodeContextImpl final : public NodeContext {
  public:

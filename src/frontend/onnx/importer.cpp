@@ -15,6 +15,7 @@
 #include "autofuse/frontend/onnx_import.h"
 #include "frontend/io/tensor_proto.h"
 #include "frontend/onnx/import_state.h"
+#include "frontend/onnx/opset_versions.h"
 
 namespace autofuse::frontend {
 
@@ -22,8 +23,6 @@ using namespace onnx_import;  // NOLINT(google-build-using-namespace): the impor
 
 namespace {
 
-constexpr int64_t kMinOpset = 13;
-constexpr int64_t kMaxOpset = 21;
 /// How many node names an error listing ops names per op type.
 constexpr size_t kNodesPerListedOp = 3;
 
@@ -182,7 +181,7 @@ void check_supported_ops(const onnx::GraphProto& graph, const SourceLocation& wh
     unsupported[op].push_back(NodeContextImpl::label(node, k));
   }
   if (unsupported.empty()) return;
-  throw UserError(where, "unsupported ONNX ops: " + list_ops(unsupported));
+  throw UnsupportedError(where, "unsupported ONNX ops: " + list_ops(unsupported));
 }
 
 /// The opset of the default domain. Other domains may be imported as long
@@ -202,16 +201,19 @@ int64_t default_opset(const onnx::ModelProto& model, const std::string& source) 
         "not a valid ONNX model: {} (it imports no opset of the default domain; truncated?)",
         source));
   if (*opset < 1 || *opset > kMaxOpset)
-    throw UserError(file_location(source),
-                    fmt::format("opset {} of the default ONNX domain is not supported (autofuse "
-                                "reads opsets {} to {})",
-                                *opset, kMinOpset, kMaxOpset));
+    throw UnsupportedError(
+        file_location(source),
+        fmt::format("opset {} of the default ONNX domain is not supported (autofuse "
+                    "reads opsets {} to {})",
+                    *opset, kMinOpset, kMaxOpset));
   return *opset;
 }
 
 /// A model of an opset before 13 means what opset 13 means when every op it
-/// uses has the same version in both (Xor-7 is Xor at opset 13; Squeeze-11
-/// is not). UserError listing the ops that changed.
+/// uses has the same version in both (Xor-7 is Xor at opset 13) or an older
+/// version the reviewed table says means the same (Div-7); Squeeze-11 does
+/// not. The versions come from libonnx's schema registry, which knows every
+/// opset up to 13. UnsupportedError listing the ops that changed.
 void check_old_opset_ops(const onnx::GraphProto& graph, int64_t opset,
                          const SourceLocation& where) {
   std::map<std::string, std::vector<std::string>> changed;
@@ -220,15 +222,37 @@ void check_old_opset_ops(const onnx::GraphProto& graph, int64_t opset,
     if (!is_default_domain(node.domain())) continue;
     const auto* then = onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset));
     const auto* now = onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(kMinOpset));
-    if (then && now && then->since_version() == now->since_version()) continue;
+    if (then && now &&
+        old_version_matches(node.op_type(), then->since_version(), now->since_version()))
+      continue;
     const std::string op =
         then ? fmt::format("{}-{}", node.op_type(), then->since_version()) : node.op_type();
     changed[op].push_back(NodeContextImpl::label(node, k));
   }
   if (changed.empty()) return;
-  throw UserError(where, fmt::format("the model's opset {} is older than {}, and these ops it uses "
-                                     "have changed since (autofuse reads opsets {} to {}): {}",
-                                     opset, kMinOpset, kMinOpset, kMaxOpset, list_ops(changed)));
+  throw UnsupportedError(
+      where, fmt::format("the model's opset {} is older than {}, and these ops it uses have "
+                         "changed since (autofuse reads opsets {} to {}, and older op versions "
+                         "that mean the same): {}",
+                         opset, kMinOpset, kMinOpset, kMaxOpset, list_ops(changed)));
+}
+
+/// Opset 22 gave some ops a new version; the converters implement those
+/// whose new version only added types. UnsupportedError listing the others.
+/// (libonnx's registry may predate opset 22: opset_versions.cpp holds the
+/// list.)
+void check_opset22_ops(const onnx::GraphProto& graph, const SourceLocation& where) {
+  std::map<std::string, std::vector<std::string>> changed;
+  for (int k = 0; k < graph.node_size(); ++k) {
+    const onnx::NodeProto& node = graph.node(k);
+    if (!is_default_domain(node.domain())) continue;
+    if (std::optional<std::string> version = unreviewed_opset22_version(node.op_type()))
+      changed[*version].push_back(NodeContextImpl::label(node, k));
+  }
+  if (changed.empty()) return;
+  throw UnsupportedError(where, fmt::format("opset 22 changed these ops the model uses, and "
+                                            "autofuse implements their opset-21 versions: {}",
+                                            list_ops(changed)));
 }
 
 class Importer {
@@ -259,14 +283,14 @@ class Importer {
  private:
   void add_initializers() {
     if (graph_.sparse_initializer_size() > 0)
-      throw UserError(where_, fmt::format("sparse initializer '{}' is not supported",
-                                          graph_.sparse_initializer(0).values().name()));
+      throw UnsupportedError(where_, fmt::format("sparse initializer '{}' is not supported",
+                                                 graph_.sparse_initializer(0).values().name()));
     for (const onnx::TensorProto& init : graph_.initializer()) {
       HostTensor t;
       try {
         t = tensor_from_proto(init, where_.file);
       } catch (const UserError& e) {
-        throw UserError(where_, fmt::format("initializer '{}': {}", init.name(), e.message()));
+        rethrow_at(e, where_, fmt::format("initializer '{}': {}", init.name(), e.message()));
       }
       OnnxValue v;
       v.dtype = t.dtype();
@@ -275,7 +299,7 @@ class Importer {
       try {
         state_.define(init.name(), std::move(v));
       } catch (const UserError& e) {
-        throw UserError(where_, e.message());
+        rethrow_at(e, where_, e.message());
       }
     }
   }
@@ -325,16 +349,16 @@ class Importer {
 
   TensorType input_type(const onnx::ValueInfoProto& vi) {
     if (!vi.type().has_tensor_type())
-      throw UserError(where_, fmt::format("input '{}' is not a tensor (sequence, map and optional "
-                                          "types are not supported)",
-                                          vi.name()));
+      throw UnsupportedError(where_, fmt::format("input '{}' is not a tensor (sequence, map and "
+                                                 "optional types are not supported)",
+                                                 vi.name()));
     const onnx::TypeProto::Tensor& t = vi.type().tensor_type();
     const std::optional<DType> dtype = dtype_from_onnx(t.elem_type());
     if (!dtype)
-      throw UserError(where_, fmt::format("input '{}' has unsupported ONNX dtype {}", vi.name(),
-                                          onnx_type_name(t.elem_type())));
+      throw UnsupportedError(where_, fmt::format("input '{}' has unsupported ONNX dtype {}",
+                                                 vi.name(), onnx_type_name(t.elem_type())));
     if (!t.has_shape())
-      throw UserError(
+      throw UnsupportedError(
           where_,
           fmt::format("input '{}' declares no shape; autofuse needs at least its rank", vi.name()));
     TensorType type{*dtype, {}};
@@ -373,7 +397,7 @@ class Importer {
       const SourceLocation here = ctx.location();
       if (w.file == here.file && w.node == here.node && w.op == here.op) throw;
       // A graph or shape error: name the ONNX node, keep the inner location.
-      throw UserError(here, w.to_string().empty() ? e.message() : std::string(e.what()));
+      rethrow_at(e, here, w.to_string().empty() ? e.message() : std::string(e.what()));
     }
     for (int i = 0; i < node.output_size(); ++i) {
       if (node.output(i).empty() || ctx.output_set(i)) continue;
@@ -410,7 +434,8 @@ class Importer {
                                             "or initializer",
                                             vi.name()));
       if (!v->unavailable.empty())
-        throw UserError(where_, fmt::format("graph output '{}': {}", vi.name(), v->unavailable));
+        throw UnsupportedError(where_,
+                               fmt::format("graph output '{}': {}", vi.name(), v->unavailable));
       check_declared(vi, v->dtype, v->shape, fmt::format("graph output '{}'", vi.name()),
                      "computes to", symbols_, state_.builder().graph().shape_env(), where_);
       Tensor t;
@@ -421,7 +446,7 @@ class Importer {
         if (!seen.insert(t.id).second)
           t = state_.builder().reshape(t, t.shape(), state_.unique_name(vi.name()));
       } catch (const UserError& e) {
-        throw UserError(where_, fmt::format("graph output '{}': {}", vi.name(), e.what()));
+        rethrow_at(e, where_, fmt::format("graph output '{}': {}", vi.name(), e.what()));
       }
       seen.insert(t.id);
       outputs.push_back(t);
@@ -449,7 +474,7 @@ OnnxModel import_onnx_bytes(std::string_view bytes, const std::string& source_na
                             const OnnxImportOptions& options) {
   onnx::ModelProto model;
   if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()))
-    throw UserError(fmt::format(
+    throw UnsupportedError(fmt::format(
         "{}: the model is larger than 2 GiB; models with external data are not supported",
         source_name));
   if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
@@ -458,15 +483,17 @@ OnnxModel import_onnx_bytes(std::string_view bytes, const std::string& source_na
   if (model.ir_version() <= 0)
     throw UserError(fmt::format("not a valid ONNX model: {} (ir_version is missing)", source_name));
   if (model.ir_version() < 3)
-    throw UserError(file_location(source_name),
-                    fmt::format("ONNX IR version {} is too old (autofuse reads IR 3 and later)",
-                                model.ir_version()));
+    throw UnsupportedError(
+        file_location(source_name),
+        fmt::format("ONNX IR version {} is too old (autofuse reads IR 3 and later)",
+                    model.ir_version()));
   if (!model.has_graph())
     throw UserError(
         fmt::format("not a valid ONNX model: {} (it has no graph; truncated?)", source_name));
   const int64_t opset = default_opset(model, source_name);
   check_supported_ops(model.graph(), file_location(source_name));
   if (opset < kMinOpset) check_old_opset_ops(model.graph(), opset, file_location(source_name));
+  if (opset >= 22) check_opset22_ops(model.graph(), file_location(source_name));
   return Importer(model, source_name, opset, options).run();
 }
 

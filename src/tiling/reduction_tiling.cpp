@@ -1,0 +1,231 @@
+// The Reduction part of the tiling function (see tiling.h): the work units
+// (rows; tiles of rows in the column layout; segments of either when the
+// outermost reduced axis is split), the block split, and for a split kernel
+// its launches and workspace.
+//
+// The decisions, in order, all from the machine and the sizes at run time:
+//  1. want = the blocks the work can use: clamp(bytes / min_block_bytes, 1, cores).
+//  2. Column layout, tile width W: at most max_tile() elements and what keeps
+//     the local arrays (accumulators, tile vectors) in the L1, a whole
+//     number of vectors. When a later pass re-reads the tile (more than one
+//     pass), W shrinks further so that the tile's loads over the whole
+//     reduced extent stay in half the L2 ("resident"), if that leaves runs
+//     of at least kMinTileRun elements; otherwise the passes stream from
+//     memory and W stays wide: every row of a tile is a run of W contiguous
+//     elements, and every tile walks all the rows' pages again (4 KiB pages
+//     make narrow tiles pay a TLB miss per row and tile: a column-tiled copy
+//     of [16384, 1024] f32 takes 1.7x the time of a row-major one on a Zen 5
+//     core). Then, if rows * tiles < want, resident tiles (and streaming
+//     ones when the caller cannot run a split) narrow, not below
+//     kMinTileRun, so that every usable core gets a tile; streaming tiles
+//     stay wide and the split below makes the units.
+//     A tile narrower than kMinTileRun that covers its whole axis folds
+//     about kFoldLanes / W rows into one vector loop when folds_rows() (a
+//     column sum of [4M, 4] f32: 14 ms unfolded, 2 ms folded, on 2 cores).
+//  3. Split: if the units still keep fewer than 3/4 of `want` busy and the
+//     caller can run split_phases() launches, the outermost reduced axis is
+//     cut into about 4 * want / units segments (so blocks of whole units
+//     balance within ~20%), no more than its length and, in the column
+//     layout, no more than sqrt(length / 64) (every unit of a later launch
+//     combines the partials of its tile: S * W values, kept small against the
+//     S * W * length / S it reads). Row layout segments along the vector axis
+//     are whole multiples of 64 elements.
+//  4. af_choose_blocks over the units; a split kernel runs split_phases()
+//     launches and gets a workspace of one slot per partial_reduces() entry,
+//     each units * W * kWorkspaceElementBytes (rounded to 64 bytes).
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "autofuse/error.h"
+#include "autofuse/tiling/tiling.h"
+
+namespace autofuse::tiling {
+
+namespace {
+
+using ascir::AscGraph;
+using ascir::AscKind;
+using ascir::AscNode;
+using schedule::ScheduledKernel;
+
+bool varies_along(const AscNode& n, int axis) {
+  return n.view.repeats.at(static_cast<size_t>(axis)) != sym::Expr(1);
+}
+
+bool varies_along_reduced(const ScheduledKernel& k, const AscNode& n) {
+  for (int a : k.inner_axes)
+    if (varies_along(n, a)) return true;
+  return false;
+}
+
+/// Bytes per tile lane of the column layout's local arrays (an estimate
+/// that errs high: compute types at their size; per accumulator its total,
+/// compensation and chunk sum, and a NaN flag).
+int64_t array_bytes_per_lane(const ScheduledKernel& k) {
+  const AscGraph& g = k.graph;
+  int64_t bytes = 0;
+  for (const AscNode& n : g.nodes) {
+    if (n.kind == AscKind::Data || n.kind == AscKind::Output || n.kind == AscKind::Store) continue;
+    if (!k.is_row_node.at(static_cast<size_t>(n.id)) || !varies_along(n, k.tile_axis)) continue;
+    bytes += dtype_size(ascir::compute_dtype(n.dtype));
+    if (n.kind == AscKind::Reduce) bytes += 3 * dtype_size(ascir::compute_dtype(n.dtype)) + 4;
+  }
+  return std::max<int64_t>(bytes, 1);
+}
+
+/// Bytes per tile lane that a pass after the first reads again: the Loads
+/// varying along the tile axis and a reduced axis, over the reduced extent.
+sym::Expr resident_bytes_per_lane(const ScheduledKernel& k) {
+  const AscGraph& g = k.graph;
+  sym::Expr bytes(0);
+  for (const AscNode& n : g.nodes) {
+    if (n.kind != AscKind::Load || !varies_along(n, k.tile_axis)) continue;
+    sym::Expr extent(static_cast<int64_t>(dtype_size(n.dtype)));
+    bool reduced = false;
+    for (int a : k.inner_axes) {
+      if (!varies_along(n, a)) continue;
+      extent = extent * g.axes.at(static_cast<size_t>(a)).size;
+      reduced = true;
+    }
+    if (reduced) bytes = bytes + extent;
+  }
+  return sym::max(bytes, sym::Expr(1));
+}
+
+}  // namespace
+
+int64_t max_tile(const ScheduledKernel& kernel) {
+  if (kernel.kind != schedule::Template::Reduction || kernel.tile_axis < 0) return kMaxTile;
+  const int64_t fit = kTileStackBytes / array_bytes_per_lane(kernel) / 16 * 16;
+  return std::clamp<int64_t>(fit, 16, kMaxTile);
+}
+
+bool folds_rows(const ScheduledKernel& kernel) {
+  if (kernel.kind != schedule::Template::Reduction || kernel.tile_axis < 0 ||
+      kernel.inner_axes.empty())
+    return false;
+  const AscGraph& g = kernel.graph;
+  const int r = kernel.inner_axes.back();
+  const int t = kernel.tile_axis;
+  for (const AscNode& n : g.nodes) {
+    if (n.kind == AscKind::Data || n.kind == AscKind::Output) continue;
+    if (n.kind == AscKind::Index && (n.axis == r || n.axis == t)) return false;
+    const bool along_r = varies_along(n, r), along_t = varies_along(n, t);
+    if (along_r && !along_t) return false;  // a per-row scalar
+    if ((n.kind == AscKind::Load || n.kind == AscKind::Store) && along_r &&
+        (n.view.strides.at(static_cast<size_t>(t)) != sym::Expr(1) ||
+         !sym::proven_eq(n.view.strides.at(static_cast<size_t>(r)),
+                         g.axes.at(static_cast<size_t>(t)).size)))
+      return false;
+    if (n.kind == AscKind::Reduce) {
+      const AscNode& in = g.node(n.inputs.at(0));
+      if (varies_along_reduced(kernel, in) && !varies_along(in, r)) return false;
+    }
+  }
+  return true;
+}
+
+std::vector<int> partial_reduces(const ScheduledKernel& kernel) {
+  std::vector<int> out;
+  if (kernel.kind != schedule::Template::Reduction) return out;
+  for (const AscNode& n : kernel.graph.nodes)
+    if (n.kind == AscKind::Reduce &&
+        varies_along_reduced(kernel, kernel.graph.node(n.inputs.at(0))))
+      out.push_back(n.id);
+  return out;
+}
+
+std::string emit_reduction_tiling(const ScheduledKernel& k,
+                                  std::string (*print)(const sym::Expr&)) {
+  const AscGraph& g = k.graph;
+  const bool column = k.tile_axis >= 0;
+  const int phases = schedule::split_phases(k);
+  const size_t slots = partial_reduces(k).size();
+  std::string c;
+  c += "  // Reduction: rows, tiles and segments (tiling.h, reduction_tiling.cpp).\n";
+  c += fmt::format("  const int64_t rows = {};\n", print(work_units(k)));
+  c += fmt::format("  const int64_t row_bytes = {};\n", print(bytes_per_unit(k)));
+  c += fmt::format("  const int64_t n_split = {};  // the outermost reduced axis\n",
+                   k.inner_axes.empty()
+                       ? std::string("1")
+                       : print(g.axes.at(static_cast<size_t>(k.inner_axes[0])).size));
+  c += "  const int64_t cores = machine->cores > 0 ? machine->cores : 1;\n";
+  c += "  const int64_t min_bytes = machine->min_block_bytes > 0 ? machine->min_block_bytes : 1;\n";
+  c += "  const int64_t total = rows > 0 && row_bytes > INT64_MAX / rows ? INT64_MAX : rows * "
+       "row_bytes;\n";
+  c += "  const int64_t want = af_max(1, af_min(total / min_bytes, cores));\n";
+  c += "  int64_t tile = 1;\n  int64_t tiles = 1;\n";
+  const bool can_split = !k.inner_axes.empty();
+  c += fmt::format(
+      "  const bool can_split = {};  // the caller runs the launches of a split\n  "
+      "(void)can_split;\n",
+      can_split ? fmt::format("td->header.max_phases >= {} && n_split > 1", phases)
+                : std::string("false"));
+  if (column) {
+    c += fmt::format("  const int64_t n_tile = {};\n",
+                     print(g.axes.at(static_cast<size_t>(k.tile_axis)).size));
+    c += "  const int64_t lanes = af_max(1, machine->vector_bytes / 4);\n";
+    c += fmt::format(
+        "  tile = af_min(n_tile, af_max(lanes, af_min({}, machine->l1_bytes / {}) / lanes * "
+        "lanes));\n",
+        max_tile(k), array_bytes_per_lane(k));
+    c += "  bool resident = false;  // later passes find the tile in the L2\n";
+    if (k.num_passes > 1) {
+      c += fmt::format("  const int64_t fit = machine->l2_bytes / 2 / af_max(1, {});\n",
+                       print(resident_bytes_per_lane(k)));
+      c += fmt::format("  if (fit >= {} && fit < tile) tile = fit / lanes * lanes;\n", kMinTileRun);
+      c += fmt::format("  resident = fit >= {};\n", kMinTileRun);
+    }
+    c += "  if (tile < 1) tile = 1;\n";
+    c += "  tiles = af_ceildiv(n_tile, tile);\n";
+    c +=
+        fmt::format("  const int64_t min_tile = af_min(n_tile, af_max(lanes, {}));\n", kMinTileRun);
+    c += "  if (rows * tiles < want && tile > min_tile && (resident || !can_split)) {\n";
+    c += "    // narrower tiles, one per usable core (a split keeps wide streaming tiles)\n";
+    c += "    const int64_t per_row = af_ceildiv(want, af_max(rows, 1));\n";
+    c += "    const int64_t narrow = af_max(min_tile, af_ceildiv(af_ceildiv(n_tile, per_row), "
+         "lanes) * lanes);\n";
+    c += "    if (narrow < tile) tile = narrow;\n";
+    c += "    tiles = af_ceildiv(n_tile, tile);\n  }\n";
+    c += fmt::format("  if (tile > {0}) {{  // the kernel's arrays hold {0} lanes\n", max_tile(k));
+    c += fmt::format("    tile = {};\n    tiles = af_ceildiv(n_tile, tile);\n  }}\n", max_tile(k));
+  }
+  c += "  int64_t fold = 1;\n";
+  if (folds_rows(k)) {
+    c += fmt::format(
+        "  if (tiles == 1 && n_tile > 0 && n_tile < {}) {{  // narrow: rows share a loop\n",
+        kMinTileRun);
+    c += fmt::format("    fold = af_max(1, {} / n_tile);\n  }}\n",
+                     std::min(kFoldLanes, max_tile(k)));
+  }
+  c += "  const int64_t units0 = rows * tiles;\n";
+  c += "  int64_t split = 1;\n  int64_t seg_len = n_split;\n";
+  if (can_split) {
+    c += "  if (can_split && units0 * 4 < want * 3) {\n";
+    c += "    split = af_min(n_split, af_ceildiv(4 * want, af_max(units0, 1)));\n";
+    if (column) {
+      c += "    const int64_t combine_cap = (int64_t)__builtin_sqrt((double)(n_split / 64));\n";
+      c += "    split = af_max(1, af_min(split, combine_cap));\n";
+    }
+    c += "    seg_len = af_ceildiv(n_split, split);\n";
+    if (!column && k.inner_axes.size() == 1)
+      c += "    seg_len = af_min(n_split, af_ceildiv(seg_len, 64) * 64);  // whole cache lines\n";
+    c += "    split = af_ceildiv(n_split, seg_len);\n  }\n";
+  }
+  c += fmt::format("  td->{} = split;\n  td->{} = seg_len;\n", kSplitField, kSegmentField);
+  c += fmt::format("  td->{} = tile;\n  td->{} = tiles;\n  td->{} = fold;\n", kTileField,
+                   kTilesField, kFoldField);
+  c += "  const int64_t units = units0 * split;\n";
+  c += "  const af_block_split blocks =\n"
+       "      af_choose_blocks(units, af_max(1, total / af_max(units, 1)), 1, machine);\n";
+  c += "  td->header.block_dim = blocks.block_dim;\n";
+  c += fmt::format("  td->{} = units;\n  td->{} = blocks.chunk;\n", kWorkField, kChunkField);
+  c += fmt::format("  td->header.num_phases = split > 1 ? {} : 1;\n", std::max(phases, 1));
+  c += fmt::format("  td->{} = split > 1 ? af_ceildiv(units * tile * {}, 64) * 64 : 0;\n",
+                   kWorkspaceSlotField, kWorkspaceElementBytes);
+  c += fmt::format("  td->header.workspace_bytes = {} * td->{};\n", slots, kWorkspaceSlotField);
+  return c;
+}
+
+}  // namespace autofuse::tiling
