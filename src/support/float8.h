@@ -63,7 +63,9 @@ inline uint32_t round_magnitude(uint32_t a, int mant, int bias) {
   const uint32_t exp = a >> 23;
   const uint32_t sig = (a & 0x7fffffu) | 0x800000u;
   const uint32_t shift_raw = static_cast<uint32_t>(128 - bias - mant + 23) - exp;  // exp small
-  const uint32_t shift = shift_raw > 31u ? 31u : shift_raw;
+  // Clamped to [1, 31] so the shifts below are defined also for normal
+  // inputs, whose (unused) subnormal result is computed branch-free too.
+  const uint32_t shift = shift_raw > 31u ? 31u : shift_raw == 0u ? 1u : shift_raw;
   const uint32_t kept = sig >> shift;
   const uint32_t rest = sig - (kept << shift);
   const uint32_t halfway = 1u << (shift - 1);
