@@ -36,8 +36,8 @@
 #include <map>
 #include <optional>
 
-#include <oneapi/dnnl/dnnl.hpp>
 #include <omp.h>
+#include <oneapi/dnnl/dnnl.hpp>
 
 #include "autofuse/error.h"
 #include "autofuse/support/half.h"
@@ -347,8 +347,7 @@ void f32_to_f16_n(const float* src, uint16_t* dst, int64_t n) {
 }
 
 void matmul_dnnl(const Problem& p, const TensorView& av, const TensorView& bv,
-                 const TensorView& outv, MatmulCache::Impl& cache, Scratch& scratch,
-                 int threads) {
+                 const TensorView& outv, MatmulCache::Impl& cache, Scratch& scratch, int threads) {
   // Primitive creation reads the team size too (oneDNN blocks for it).
   const ScopedOmpThreads team(threads);
   // One primitive over the merged batch dims, or a 2-D one per batch.

@@ -2,7 +2,8 @@
 // each of the integer widths and float8 types beyond the original set:
 // integer arithmetic with wraparound and division by zero, a reduction,
 // casts both ways; float8 quantization (saturating and not, of values
-// beyond the range), arithmetic in float8 and a reduction. Fused and unfused, on shapes with block and vector tails.
+// beyond the range), arithmetic in float8 and a reduction. Fused and unfused, on shapes with block
+// and vector tails.
 #include <string>
 #include <vector>
 
