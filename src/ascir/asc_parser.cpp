@@ -236,6 +236,7 @@ void parse_kind_word(LineReader& r, std::string_view word, int column, AscNode& 
 }
 
 void parse_args(LineReader& r, const std::vector<Piece>& args, AscNode& n) {
+  bool seen_stride = false, seen_size = false;
   for (const Piece& arg : args) {
     std::string_view t = arg.text;
     if (t.starts_with('%')) {
@@ -247,6 +248,12 @@ void parse_args(LineReader& r, const std::vector<Piece>& args, AscNode& n) {
       n.arg_index = r.piece_int({t.substr(4), arg.column + 4}, "an argument index");
     } else if (t == "saturate=false" && n.kind == AscKind::Cast) {
       n.saturate = false;
+    } else if (t.starts_with("stride=") && n.kind == AscKind::Gather) {
+      n.gather_stride = r.expr({t.substr(7), arg.column + 7});
+      seen_stride = true;
+    } else if (t.starts_with("size=") && n.kind == AscKind::Gather) {
+      n.gather_size = r.expr({t.substr(5), arg.column + 5});
+      seen_size = true;
     } else if (t.starts_with("axis=") && n.kind == AscKind::Index) {
       n.axis = r.piece_int({t.substr(5), arg.column + 5}, "an axis index");
     } else if (n.kind == AscKind::Scalar) {
@@ -257,6 +264,8 @@ void parse_args(LineReader& r, const std::vector<Piece>& args, AscNode& n) {
       r.fail(fmt::format("unexpected argument '{}'", t), arg.column);
     }
   }
+  if (n.kind == AscKind::Gather && !(seen_stride && seen_size))
+    r.fail(fmt::format("gather {} needs 'stride=' and 'size='", n.name));
 }
 
 AscNode parse_node(LineReader& r, int expected_id) {
@@ -283,7 +292,7 @@ AscNode parse_node(LineReader& r, int expected_id) {
   n.dtype = *t;
   r.expect("repeats[");
   n.view.repeats = r.exprs(']');
-  if (n.kind == AscKind::Load || n.kind == AscKind::Store) {
+  if (n.kind == AscKind::Load || n.kind == AscKind::Gather || n.kind == AscKind::Store) {
     r.expect("strides[");
     n.view.strides = r.exprs(']');
     r.expect("offset");

@@ -52,6 +52,10 @@ std::string node_args(const AscNode& n) {
     case AscKind::Cast:
       if (!n.saturate) args.push_back("saturate=false");  // the default is not written
       break;
+    case AscKind::Gather:
+      args.push_back(fmt::format("stride={}", n.gather_stride.to_string()));
+      args.push_back(fmt::format("size={}", n.gather_size.to_string()));
+      break;
     default:
       break;
   }
@@ -78,7 +82,7 @@ std::string print_asc_graph(const AscGraph& graph) {
   for (const AscNode& n : graph.nodes) {
     out += fmt::format("  %{} {} = {}({}) : {} repeats[{}]", n.id, n.name, kind_word(n),
                        node_args(n), dtype_name(n.dtype), join_exprs(n.view.repeats));
-    if (n.kind == AscKind::Load || n.kind == AscKind::Store)
+    if (n.kind == AscKind::Load || n.kind == AscKind::Gather || n.kind == AscKind::Store)
       out += fmt::format(" strides[{}] offset {}", join_exprs(n.view.strides),
                          n.view.offset.to_string());
     out += "\n";

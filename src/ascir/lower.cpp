@@ -11,6 +11,8 @@
 #include <utility>
 #include <variant>
 
+#include "ascir/lower_views.h"
+
 namespace autofuse::ascir {
 
 namespace {
@@ -22,7 +24,7 @@ using Repeats = std::vector<sym::Expr>;
 class Lowerer {
  public:
   Lowerer(const Graph& graph, const fuse::Region& region)
-      : graph_(graph), region_(region), axes_(region.loop_axes) {}
+      : graph_(graph), region_(region), axes_(region.loop_axes), views_(graph, region.nodes) {}
 
   AscGraph run() {
     AF_CHECK(region_.kind == fuse::RegionKind::Kernel, "lowering region {} that is not a kernel",
@@ -149,10 +151,14 @@ class Lowerer {
   void lower_input(int index) {
     const ValueId v = region_.inputs[static_cast<size_t>(index)];
     const Value& value = graph_.value(v);
-    const Repeats reps = extents(v);
+    const bool attached = axes_.value_axes.count(v) > 0;
+    // A buffer read only through view leaves spans no loop axis of its own.
+    const Repeats reps = attached ? extents(v) : Repeats(axes_.sizes.size(), kOne);
     AscNode data = make(AscKind::Data, value.type.dtype, {}, reps);
     data.arg_index = index;
     const int data_id = add(std::move(data), value.name);
+    data_of_[v] = data_id;
+    if (!attached) return;
     AscNode load = make(AscKind::Load, value.type.dtype, {data_id}, reps);
     load.view.strides = strides(v, reps);
     node_of_[v] = add(std::move(load), value.name + "_load");
@@ -161,6 +167,11 @@ class Lowerer {
   void lower_output(int index) {
     const ValueId v = region_.outputs[static_cast<size_t>(index)];
     const Value& value = graph_.value(v);
+    const Node& producer = graph_.node(value.producer);
+    if (op_info(producer.op).op_class == OpClass::Concat) {
+      lower_concat_output(index, producer);
+      return;
+    }
     const Repeats reps = extents(v);
     const int input = at_repeats(value_node(v), reps);
     AscNode store = make(AscKind::Store, value.type.dtype, {input}, reps);
@@ -171,8 +182,94 @@ class Lowerer {
     add(std::move(output), value.name + "_out");
   }
 
+  // A concat stored by the region: each piece is a Store into its slice of
+  // the output buffer (fuse tied the pieces to one iteration space).
+  void lower_concat_output(int index, const Node& concat) {
+    const ValueId v = concat.outputs[0];
+    const Value& value = graph_.value(v);
+    const sym::ShapeEnv& env = graph_.shape_env();
+    const auto axis = static_cast<size_t>(std::get<AxisAttrs>(concat.attrs).axis);
+    const std::vector<sym::Expr> buffer_strides = detail::row_major_strides(env, value.type.shape);
+    std::vector<int> stores;
+    Repeats out_reps;
+    sym::Expr start(0);
+    for (ValueId piece : concat.inputs) {
+      const Repeats reps = extents(piece);
+      const std::vector<int>& piece_axes = axes_of(piece);
+      Repeats strides(axes_.sizes.size(), sym::Expr(0));
+      for (size_t d = 0; d < piece_axes.size(); ++d) {
+        const auto a = static_cast<size_t>(piece_axes[d]);
+        if (reps[a] != kOne) strides[a] = buffer_strides[d];
+      }
+      AscNode store =
+          make(AscKind::Store, value.type.dtype, {at_repeats(value_node(piece), reps)}, reps);
+      store.view.strides = std::move(strides);
+      store.view.offset = start * buffer_strides[axis];
+      stores.push_back(add(std::move(store), value.name + "_store"));
+      start = start + env.canonicalize(graph_.value(piece).type.shape[axis]);
+      // The buffer's repeats: the axis size wherever any piece varies.
+      if (out_reps.empty()) out_reps = reps;
+      for (size_t a = 0; a < reps.size(); ++a)
+        if (reps[a] != kOne) out_reps[a] = reps[a];
+    }
+    AscNode output = make(AscKind::Output, value.type.dtype, std::move(stores), out_reps);
+    output.arg_index = index;
+    add(std::move(output), value.name + "_out");
+  }
+
+  // A view leaf's outputs: a Load (or Gather) of its buffer through the
+  // composed view, stretched to the value's extents.
+  void lower_view_leaf(const Node& node) {
+    for (size_t k = 0; k < node.outputs.size(); ++k) {
+      const ValueId out = node.outputs[k];
+      if (axes_.value_axes.count(out) == 0) continue;  // read only by other leaves
+      const Value& value = graph_.value(out);
+      const Repeats reps = extents(out);
+      detail::LeafView view =
+          detail::compose_leaf_view(graph_, region_, views_, node, static_cast<int>(k));
+      Repeats load_reps(reps.size(), kOne);
+      for (size_t a = 0; a < reps.size(); ++a) {
+        if (view.strides[a] == sym::Expr(0)) continue;
+        load_reps[a] = reps[a];
+      }
+      int index_node = -1;
+      if (view.is_gather) {
+        const Repeats& index_reps = out_.node(value_node(view.gather_index)).view.repeats;
+        for (size_t a = 0; a < reps.size(); ++a)
+          if (index_reps[a] != kOne) load_reps[a] = reps[a];
+        index_node = at_repeats(value_node(view.gather_index), load_reps);
+      }
+      for (size_t a = 0; a < reps.size(); ++a)
+        if (load_reps[a] == kOne) view.strides[a] = sym::Expr(0);
+      auto it = data_of_.find(view.buffer);
+      AF_CHECK(it != data_of_.end(), "view leaf '{}' reads '{}', which is not a region input",
+               value.name, graph_.value(view.buffer).name);
+      const DType dtype = value.type.dtype;
+      AscNode load =
+          make(view.is_gather ? AscKind::Gather : AscKind::Load, dtype, {it->second}, load_reps);
+      if (view.is_gather) {
+        load.inputs.push_back(index_node);
+        load.gather_stride = view.gather_stride;
+        load.gather_size = view.gather_size;
+      }
+      load.view.strides = std::move(view.strides);
+      load.view.offset = view.offset;
+      const int id = add(std::move(load), view.is_gather ? value.name : value.name + "_load");
+      node_of_[out] = at_repeats(id, reps, value.name + "_brc");
+    }
+  }
+
   void lower_node(const Node& node) {
     const OpClass cls = op_info(node.op).op_class;
+    if (cls == OpClass::Concat) return;  // stored by lower_concat_output
+    bool attached = false;
+    for (ValueId out : node.outputs)
+      attached = attached || axes_.value_axes.count(out) > 0;
+    if (!attached) return;  // a step of a view chain, read only through a leaf's view
+    if (views_.is_view_leaf(node)) {
+      lower_view_leaf(node);
+      return;
+    }
     AF_CHECK(node.outputs.size() == 1, "kernel region {} holds multi-output op {}", region_.name,
              op_name(node.op));
     const ValueId out = node.outputs[0];
@@ -197,6 +294,11 @@ class Lowerer {
         node_of_[out] = add(std::move(n), value.name);
         return;
       }
+      case OpClass::Transpose:
+      case OpClass::Reshape:
+        // Tied (not a view leaf): the same element at every loop point.
+        node_of_[out] = at_repeats(value_node(node.inputs[0]), reps, value.name);
+        return;
       case OpClass::BroadcastTo: {
         const ValueId in = node.inputs[0];
         const int x = at_repeats(value_node(in), extents(in));
@@ -275,8 +377,10 @@ class Lowerer {
   const Graph& graph_;
   const fuse::Region& region_;
   const fuse::LoopAxes& axes_;
+  const fuse::RegionViews views_;
   AscGraph out_;
   std::map<ValueId, int> node_of_;
+  std::map<ValueId, int> data_of_;         // region input -> its Data node
   std::map<std::string, int> broadcasts_;  // "node,rep,rep,..." -> Broadcast id
   std::set<std::string> names_;
 };

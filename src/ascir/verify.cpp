@@ -1,5 +1,6 @@
 // The AscGraph verifier: every invariant the passes and codegen rely on.
 #include <algorithm>
+#include <cctype>
 #include <set>
 #include <string>
 
@@ -15,7 +16,12 @@ bool is_buffer(AscKind kind) {
   return kind == AscKind::Data || kind == AscKind::Output || kind == AscKind::Store;
 }
 
-// Expected input count per kind (Compute: by the op's arity).
+bool is_strided(AscKind kind) {
+  return kind == AscKind::Load || kind == AscKind::Gather || kind == AscKind::Store;
+}
+
+// Expected input count per kind (Compute: by the op's arity); -1 for an
+// Output (one or more Stores).
 int expected_arity(const AscNode& n) {
   switch (n.kind) {
     case AscKind::Data:
@@ -24,9 +30,20 @@ int expected_arity(const AscNode& n) {
       return 0;
     case AscKind::Compute:
       return op_info(n.op).min_inputs;
+    case AscKind::Gather:
+      return 2;
+    case AscKind::Output:
+      return -1;
     default:
       return 1;
   }
+}
+
+std::string text_kind(const AscNode& n) {
+  std::string word(asc_kind_name(n.kind));
+  for (char& c : word)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return word;
 }
 
 class Verifier {
@@ -57,14 +74,20 @@ class Verifier {
     AF_CHECK(n.id == index, "node at index {} has id {}", index, n.id);
     AF_CHECK(!n.name.empty(), "node {} has no name", n.id);
     AF_CHECK(names_.insert(n.name).second, "duplicate node name '{}'", n.name);
-    AF_CHECK(static_cast<int>(n.inputs.size()) == expected_arity(n),
-             "node {} ({}) has {} inputs, expected {}", n.name, asc_kind_name(n.kind),
-             n.inputs.size(), expected_arity(n));
-    for (int input : n.inputs) {
+    if (expected_arity(n) >= 0) {
+      AF_CHECK(static_cast<int>(n.inputs.size()) == expected_arity(n),
+               "node {} ({}) has {} inputs, expected {}", n.name, asc_kind_name(n.kind),
+               n.inputs.size(), expected_arity(n));
+    } else {
+      AF_CHECK(!n.inputs.empty(), "node {} ({}) has no inputs", n.name, asc_kind_name(n.kind));
+    }
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      const int input = n.inputs[i];
       AF_CHECK(input >= 0 && input < n.id, "node {} reads {}: not an earlier node", n.name, input);
       const AscKind k = g_.node(input).kind;
-      if (n.kind == AscKind::Load) {
-        AF_CHECK(k == AscKind::Data, "load {} reads a {}, not a Data", n.name, asc_kind_name(k));
+      if (n.kind == AscKind::Load || (n.kind == AscKind::Gather && i == 0)) {
+        AF_CHECK(k == AscKind::Data, "{} {} reads a {}, not a Data", text_kind(n), n.name,
+                 asc_kind_name(k));
       } else if (n.kind == AscKind::Output) {
         AF_CHECK(k == AscKind::Store, "output {} reads a {}, not a Store", n.name,
                  asc_kind_name(k));
@@ -87,8 +110,7 @@ class Verifier {
                "node {}: repeat {} on axis {} is neither 1 nor the axis size {}", n.name,
                r.to_string(), g_.axes[a].name, g_.axes[a].size.to_string());
     }
-    const bool strided = n.kind == AscKind::Load || n.kind == AscKind::Store;
-    if (!strided) {
+    if (!is_strided(n.kind)) {
       AF_CHECK(n.view.strides.empty(), "node {} ({}) has strides", n.name, asc_kind_name(n.kind));
       AF_CHECK(n.view.offset == sym::Expr(0), "node {} ({}) has an offset", n.name,
                asc_kind_name(n.kind));
@@ -114,6 +136,9 @@ class Verifier {
     if (has_axis) AF_CHECK(n.axis < g_.num_axes(), "index {} on axis {}", n.name, n.axis);
     AF_CHECK(n.saturate || (n.kind == AscKind::Cast && is_float8(n.dtype)),
              "node {} ({}): saturate=false off a cast to float8", n.name, asc_kind_name(n.kind));
+    if (n.kind != AscKind::Gather)
+      AF_CHECK(n.gather_stride == sym::Expr(0) && n.gather_size == sym::Expr(0),
+               "node {} ({}) has gather fields", n.name, asc_kind_name(n.kind));
   }
 
   void same_repeats(const AscNode& n, const AscNode& input) {
@@ -136,10 +161,20 @@ class Verifier {
         same_repeats(n, in(n, 0));
         break;
       case AscKind::Load:
-      case AscKind::Output:
-        same_repeats(n, in(n, 0));
+        // A buffer read through several views (slices of one input) has one
+        // Data node and Loads of different repeats: no repeats check here.
         AF_CHECK(n.dtype == in(n, 0).dtype, "node {} and its buffer {} differ in dtype", n.name,
                  in(n, 0).name);
+        break;
+      case AscKind::Gather:
+        same_repeats(n, in(n, 1));
+        AF_CHECK(n.dtype == in(n, 0).dtype, "node {} and its buffer {} differ in dtype", n.name,
+                 in(n, 0).name);
+        AF_CHECK(is_integer(in(n, 1).dtype), "gather {}: index {} is {}, not an integer", n.name,
+                 in(n, 1).name, dtype_name(in(n, 1).dtype));
+        break;
+      case AscKind::Output:
+        check_output(n);
         break;
       case AscKind::Store:
         same_repeats(n, in(n, 0));
@@ -181,6 +216,25 @@ class Verifier {
       case AscKind::Compute:
         check_compute(n);
         break;
+    }
+  }
+
+  // The pieces (Stores) of an Output: its dtype; its repeats are their
+  // union (the axis size where some piece varies), so one Store has the
+  // Output's repeats.
+  void check_output(const AscNode& n) {
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      AF_CHECK(std::count(n.inputs.begin(), n.inputs.end(), n.inputs[i]) == 1,
+               "output {} lists store {} twice", n.name, in(n, i).name);
+      AF_CHECK(n.dtype == in(n, i).dtype, "node {} and its store {} differ in dtype", n.name,
+               in(n, i).name);
+    }
+    for (size_t a = 0; a < g_.axes.size(); ++a) {
+      bool varies = false;
+      for (size_t i = 0; i < n.inputs.size(); ++i)
+        varies = varies || in(n, i).view.repeats[a] != kOne;
+      AF_CHECK(n.view.repeats[a] == (varies ? g_.axes[a].size : kOne),
+               "output {}: repeat on axis {} is not that of its stores", n.name, g_.axes[a].name);
     }
   }
 

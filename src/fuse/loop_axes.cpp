@@ -8,12 +8,14 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <utility>
 #include <variant>
 
 #include <fmt/format.h>
 
+#include "autofuse/fuse/view_ops.h"
 #include "fuse/axis_order.h"
 
 namespace autofuse::fuse {
@@ -63,14 +65,10 @@ class UnionFind {
 /// The (value, dim) pairs of the candidate region and their classes.
 class AxisMapper {
  public:
-  AxisMapper(const Graph& graph, const std::vector<NodeId>& nodes) : graph_(graph), nodes_(nodes) {
-    for (NodeId id : nodes) {
-      const Node& node = graph.node(id);
-      values_.insert(values_.end(), node.inputs.begin(), node.inputs.end());
-      values_.insert(values_.end(), node.outputs.begin(), node.outputs.end());
-    }
-    std::sort(values_.begin(), values_.end());
-    values_.erase(std::unique(values_.begin(), values_.end()), values_.end());
+  AxisMapper(const Graph& graph, const std::vector<NodeId>& nodes,
+             const std::vector<ValueId>& outputs)
+      : graph_(graph), nodes_(nodes), views_(graph, nodes), outputs_(outputs) {
+    attach_values();
     int total = 0;
     for (ValueId v : values_) {
       offset_[v] = total;
@@ -91,6 +89,13 @@ class AxisMapper {
   const std::string& name(ValueId v) const { return graph_.value(v).name; }
   int axis_of(ValueId v, int dim) { return uf_.find(pair(v, dim)); }
 
+  void attach_values();
+  bool attached(ValueId v) const { return offset_.count(v) > 0 || attached_.count(v) > 0; }
+  bool is_output(ValueId v) const {
+    return std::find(outputs_.begin(), outputs_.end(), v) != outputs_.end();
+  }
+  FusionDecision check_views();
+  void tie_node(const Node& node);
   void tie_right_aligned(ValueId in, ValueId out);
   void tie_reduction(const Node& node);
   FusionDecision check_one_dim_per_axis();
@@ -101,7 +106,10 @@ class AxisMapper {
 
   const Graph& graph_;
   const std::vector<NodeId>& nodes_;
-  std::vector<ValueId> values_;  // sorted by id
+  RegionViews views_;
+  const std::vector<ValueId>& outputs_;  // values that leave the region
+  std::set<ValueId> attached_;
+  std::vector<ValueId> values_;  // attached values, sorted by id
   std::map<ValueId, int> offset_;
   std::vector<ValueId> pair_value_;
   std::vector<sym::Expr> pair_size_;  // canonicalized
@@ -233,63 +241,179 @@ FusionDecision AxisMapper::order_axes() {
   std::vector<int> priority(roots.size());
   std::iota(priority.begin(), priority.end(), 0);
 
-  // One chain per value. Broadcast dims (extent 1 on a larger axis) do not
-  // constrain the order: their stride is never used.
-  std::vector<detail::AxisChain> chains;
-  for (ValueId v : values_) {
-    detail::AxisChain chain{v, {}};
+  // Only buffers constrain the order: values the region loads whole, view
+  // leaves and stored values (their row-major dims should walk the inner
+  // axis contiguously); computed temporaries live in registers. Stores come
+  // first; a chain that contradicts the ones taken (a transpose) is dropped,
+  // and its buffer is walked with strides. Broadcast dims (extent 1 on a
+  // larger axis) do not constrain the order: their stride is never used.
+  const auto chain_of = [&](ValueId v) {
+    detail::AxisChain chain{static_cast<int>(v), {}};
     for (int d = 0; d < rank(v); ++d) {
       const int root = axis_of(v, d);
       if (is_one(pair_size_[pair(v, d)]) && !is_one(axis_size_.at(root))) continue;
       chain.axes.push_back(index.at(root));
     }
-    if (chain.axes.size() > 1) chains.push_back(std::move(chain));
+    return chain;
+  };
+  std::vector<ValueId> stored, loaded;
+  for (ValueId v : by_rank) {
+    const NodeId producer = graph_.value(v).producer;
+    const bool inside = producer != kNoNode && views_.in_region(producer);
+    if (is_output(v)) {
+      stored.push_back(v);
+    } else if (!inside || views_.is_view_leaf(graph_.node(producer))) {
+      loaded.push_back(v);
+    }
   }
-
+  for (NodeId id : nodes_) {  // concat pieces are stored too
+    const Node& node = graph_.node(id);
+    if (op_info(node.op).op_class == OpClass::Concat && is_output(node.outputs.at(0)))
+      stored.insert(stored.end(), node.inputs.begin(), node.inputs.end());
+  }
+  std::vector<detail::AxisChain> chains;
+  std::optional<std::vector<int>> order;
   std::vector<int> owners;
-  const auto order = detail::order_axes(static_cast<int>(roots.size()), priority, chains, owners);
-  if (!order) {
-    // Name the latest value on the cycle; the others are the ones it disagrees with.
-    const ValueId last = owners.back();
-    owners.pop_back();
-    std::vector<std::string> others;
-    for (ValueId v : owners)
-      others.push_back(fmt::format("'{}'", name(v)));
-    std::string reason = fmt::format("dims of '{}' disagree on loop order", name(last));
-    if (!others.empty()) reason += fmt::format(" with {}", fmt::join(others, ", "));
-    return FusionDecision::refuse(std::move(reason));
-  }
+  for (const auto* group : {&stored, &loaded})
+    for (ValueId v : *group) {
+      detail::AxisChain chain = chain_of(v);
+      if (chain.axes.size() < 2) continue;
+      chains.push_back(std::move(chain));
+      if (detail::order_axes(static_cast<int>(roots.size()), priority, chains, owners)) continue;
+      chains.pop_back();
+    }
+  order = detail::order_axes(static_cast<int>(roots.size()), priority, chains, owners);
+  AF_CHECK(order.has_value(), "loop order of accepted chains has a cycle");
   for (int i : *order)
     order_.push_back(roots[i]);
   return FusionDecision::allow();
+}
+
+void AxisMapper::attach_values() {
+  // Reverse topological order: a value is attached (mapped onto loop axes)
+  // when the region computes it, stores it, or a node that is itself live
+  // ties it to its own axes. Values read only through view leaves (a
+  // sliced input, a gathered table) are not: their Loads get composed views.
+  for (auto it = nodes_.rbegin(); it != nodes_.rend(); ++it) {
+    const Node& node = graph_.node(*it);
+    const OpClass cls = op_info(node.op).op_class;
+    bool live = false;
+    if (cls == OpClass::Concat) {
+      live = is_output(node.outputs.at(0));  // stored piece by piece, never attached
+    } else {
+      const bool computed = !is_movement_op(node.op) && cls != OpClass::BroadcastTo;
+      for (ValueId out : node.outputs)
+        if (computed || is_output(out) || attached_.count(out) > 0) {
+          attached_.insert(out);
+          live = true;
+        }
+    }
+    if (!live) continue;
+    for (size_t i = 0; i < node.inputs.size(); ++i)
+      if (views_.ties_input(node, i)) attached_.insert(node.inputs[i]);
+  }
+  values_.assign(attached_.begin(), attached_.end());
+}
+
+FusionDecision AxisMapper::check_views() {
+  for (NodeId id : nodes_) {
+    const Node& node = graph_.node(id);
+    if (FusionDecision d = views_.check(node); !d) return d;
+    if (op_info(node.op).op_class != OpClass::Concat) continue;
+    for (NodeId other : nodes_)
+      for (ValueId in : graph_.node(other).inputs)
+        if (in == node.outputs.at(0))
+          return FusionDecision::refuse(fmt::format(
+              "concat '{}' is read inside the region (its pieces are only stored)", name(in)));
+  }
+  return FusionDecision::allow();
+}
+
+void AxisMapper::tie_node(const Node& node) {
+  const ValueId out = node.outputs.at(0);
+  switch (op_info(node.op).op_class) {
+    case OpClass::Unary:
+    case OpClass::Binary:
+    case OpClass::Where:
+    case OpClass::Cast:
+    case OpClass::BroadcastTo:
+      if (!attached(out)) return;
+      for (ValueId in : node.inputs)
+        tie_right_aligned(in, out);
+      return;
+    case OpClass::Reduce:
+      tie_reduction(node);
+      return;
+    case OpClass::Transpose: {
+      if (!attached(out) || views_.is_view_leaf(node)) return;
+      const auto& perm = std::get<TransposeAttrs>(node.attrs).perm;
+      for (size_t d = 0; d < perm.size(); ++d)
+        uf_.unite(pair(out, static_cast<int>(d)), pair(node.inputs[0], static_cast<int>(perm[d])));
+      return;
+    }
+    case OpClass::Reshape: {
+      if (!attached(out) || views_.is_view_leaf(node)) return;
+      // A squeeze-like reshape: its non-1 dims are the input's, in order.
+      const ValueId in = node.inputs[0];
+      std::vector<int> in_dims, out_dims;
+      for (int d = 0; d < rank(in); ++d)
+        if (!is_one(pair_size_[pair(in, d)])) in_dims.push_back(d);
+      for (int d = 0; d < rank(out); ++d)
+        if (!is_one(pair_size_[pair(out, d)])) out_dims.push_back(d);
+      AF_CHECK(in_dims.size() == out_dims.size(), "reshape '{}' is not squeeze-like", name(out));
+      for (size_t k = 0; k < in_dims.size(); ++k)
+        uf_.unite(pair(in, in_dims[k]), pair(out, out_dims[k]));
+      return;
+    }
+    case OpClass::Gather: {
+      if (!attached(out)) return;
+      const ValueId indices = node.inputs.at(1);
+      const int axis = static_cast<int>(std::get<AxisAttrs>(node.attrs).axis);
+      for (int d = 0; d < rank(indices); ++d)
+        uf_.unite(pair(indices, d), pair(out, axis + d));
+      return;
+    }
+    case OpClass::Concat:
+      if (!is_output(out)) return;
+      for (size_t k = 1; k < node.inputs.size(); ++k)
+        for (int d = 0; d < rank(node.inputs[0]); ++d)
+          uf_.unite(pair(node.inputs[0], d), pair(node.inputs[k], d));
+      return;
+    default:
+      return;  // slice, split: view leaves; constant, iota: axes of their own until tied
+  }
 }
 
 FusionDecision AxisMapper::run(LoopAxes& out) {
   for (NodeId id : nodes_) {
     const Node& node = graph_.node(id);
     switch (op_info(node.op).op_class) {
+      case OpClass::MatMul:
+        return FusionDecision::refuse(
+            fmt::format("matmul '{}' is a library op", name(node.outputs.at(0))));
       case OpClass::Unary:
       case OpClass::Binary:
       case OpClass::Where:
       case OpClass::Cast:
       case OpClass::BroadcastTo:
-        for (ValueId in : node.inputs)
-          tie_right_aligned(in, node.outputs.at(0));
-        break;
       case OpClass::Reduce:
-        tie_reduction(node);
-        break;
       case OpClass::Constant:
       case OpClass::Iota:
-        break;  // their dims are loop axes of their own until a consumer ties them
-      case OpClass::MatMul:
-        return FusionDecision::refuse(
-            fmt::format("matmul '{}' is a library op", name(node.outputs.at(0))));
+      case OpClass::Transpose:
+      case OpClass::Reshape:
+      case OpClass::Slice:
+      case OpClass::Split:
+      case OpClass::Gather:
+      case OpClass::Concat:
+        break;
       default:
         return FusionDecision::refuse(fmt::format("{} '{}' has no loop-axis mapping",
                                                   op_name(node.op), name(node.outputs.at(0))));
     }
   }
+  if (FusionDecision d = check_views(); !d) return d;
+  for (NodeId id : nodes_)
+    tie_node(graph_.node(id));
   if (FusionDecision d = check_one_dim_per_axis(); !d) return d;
   if (FusionDecision d = compute_sizes(); !d) return d;
   if (FusionDecision d = check_reductions(); !d) return d;
@@ -315,8 +439,30 @@ FusionDecision AxisMapper::run(LoopAxes& out) {
 
 }  // namespace
 
+FusionDecision map_loop_axes(const Graph& graph, const std::vector<NodeId>& nodes,
+                             const std::vector<ValueId>& outputs, LoopAxes& out) {
+  return AxisMapper(graph, nodes, outputs).run(out);
+}
+
+std::vector<ValueId> region_outputs(const Graph& graph, const std::vector<NodeId>& nodes) {
+  std::set<NodeId> members(nodes.begin(), nodes.end());
+  std::set<ValueId> outputs;
+  for (ValueId v : graph.outputs()) {
+    const NodeId producer = graph.value(v).producer;
+    if (producer != kNoNode && members.count(producer) > 0) outputs.insert(v);
+  }
+  for (const Node& node : graph.nodes()) {
+    if (members.count(node.id) > 0) continue;
+    for (ValueId in : node.inputs) {
+      const NodeId producer = graph.value(in).producer;
+      if (producer != kNoNode && members.count(producer) > 0) outputs.insert(in);
+    }
+  }
+  return {outputs.begin(), outputs.end()};
+}
+
 FusionDecision map_loop_axes(const Graph& graph, const std::vector<NodeId>& nodes, LoopAxes& out) {
-  return AxisMapper(graph, nodes).run(out);
+  return map_loop_axes(graph, nodes, region_outputs(graph, nodes), out);
 }
 
 }  // namespace autofuse::fuse

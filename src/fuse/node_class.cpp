@@ -20,17 +20,39 @@ bool is_kernel_op(const Node& node) {
     case OpClass::BroadcastTo:
     case OpClass::Reduce:
     case OpClass::Iota:
+    // Movement ops join kernels as relabelled axes or view leaves
+    // (fuse/view_ops.h); one left alone becomes a View or Library region
+    // again (unfused_kind).
+    case OpClass::Transpose:
+    case OpClass::Reshape:
+    case OpClass::Slice:
+    case OpClass::Split:
+    case OpClass::Concat:
+    case OpClass::Gather:
       return true;
     default:
       return false;
   }
 }
 
-RegionKind region_kind_of(const Node& node) {
-  if (is_kernel_op(node) || is_splat_constant(node)) return RegionKind::Kernel;
+RegionKind unfused_kind(const Node& node) {
   switch (op_info(node.op).op_class) {
     case OpClass::Reshape:
       return RegionKind::View;
+    case OpClass::Transpose:
+    case OpClass::Slice:
+    case OpClass::Split:
+    case OpClass::Concat:
+    case OpClass::Gather:
+      return RegionKind::Library;
+    default:
+      return RegionKind::Kernel;
+  }
+}
+
+RegionKind region_kind_of(const Node& node) {
+  if (is_kernel_op(node) || is_splat_constant(node)) return RegionKind::Kernel;
+  switch (op_info(node.op).op_class) {
     case OpClass::Constant:
       return RegionKind::Constant;
     default:

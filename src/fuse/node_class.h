@@ -12,7 +12,7 @@ namespace autofuse::fuse::detail {
 bool is_splat_constant(const Node& node);
 
 /// Ops a Kernel region may contain besides splat constants: unary, binary,
-/// where, cast, broadcast_to, reduce_*, iota.
+/// where, cast, broadcast_to, reduce_*, iota, and the movement ops.
 bool is_kernel_op(const Node& node);
 
 /// The region kind a node gets on its own (splat constants: Kernel, since
@@ -20,6 +20,11 @@ bool is_kernel_op(const Node& node);
 RegionKind region_kind_of(const Node& node);
 
 bool is_reduction(const Node& node);
+
+/// The kind of a region holding only `node` when nothing fused with it: a
+/// lone reshape is a View (no copy), a lone transpose/slice/split/concat/
+/// gather a Library op (the runtime's copy), anything else a Kernel.
+RegionKind unfused_kind(const Node& node);
 
 /// broadcast_to, or an elementwise node that stretches one of its
 /// non-constant inputs (the shape of some input differs from the output's).

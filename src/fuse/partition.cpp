@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "autofuse/fuse/fusion.h"
+#include "autofuse/fuse/view_ops.h"
 #include "fuse/grouping.h"
 #include "fuse/node_class.h"
 
@@ -88,15 +89,21 @@ class Partitioner {
         }
       }
     }
+    if (config_.enabled) merge_siblings();
+    unfuse_pure_movement();
     return std::move(g_);
   }
 
  private:
   void try_merge(int from, int into);
+  void unfuse_pure_movement();
+  void merge_siblings();
   FusionDecision can_merge(int a, int b) const;
   FusionDecision check_config(int a, int b) const;
   FusionDecision check_cycle(int a, int b) const;
-  FusionDecision check_outputs(const std::vector<NodeId>& nodes, const LoopAxes& axes) const;
+  FusionDecision check_outputs(const std::vector<NodeId>& nodes,
+                               const std::vector<ValueId>& outputs, const LoopAxes& axes) const;
+  std::vector<ValueId> outputs_of(const std::vector<NodeId>& nodes) const;
   std::vector<NodeId> with_splat_constants(const std::vector<NodeId>& nodes) const;
   std::string describe(int region) const;
   bool any_node(int region, bool (*pred)(const Graph&, const Node&)) const;
@@ -130,6 +137,47 @@ void Partitioner::try_merge(int from, int into) {
   g_.regions[gone].alive = false;
 }
 
+// Horizontal fusion: kernels that read the same value (and do not depend
+// on each other) become one kernel when they share an iteration space, so
+// the value is read once. The usual checks apply (cycles, loop axes,
+// outputs), so kernels with different shapes or reductions stay apart.
+void Partitioner::merge_siblings() {
+  for (const Value& value : graph_.values()) {
+    const std::vector<NodeId>& readers = consumers_[value.id];
+    for (size_t k = 1; k < readers.size(); ++k) {
+      const int into = g_.region_of[readers[0]];
+      const int from = g_.region_of[readers[k]];
+      if (into < 0 || from < 0 || into == from) continue;
+      if (g_.regions[into].kind != RegionKind::Kernel ||
+          g_.regions[from].kind != RegionKind::Kernel)
+        continue;
+      try_merge(from, into);
+    }
+  }
+}
+
+// A region of movement ops only (no computation) is a copy: the runtime's
+// views and library copies do it at least as well (a reshape costs nothing
+// as a View), so each of its nodes becomes its own region again. Splitting
+// keeps the regions acyclic: the pieces follow node order.
+void Partitioner::unfuse_pure_movement() {
+  const size_t count = g_.regions.size();
+  for (size_t r = 0; r < count; ++r) {
+    WorkRegion& region = g_.regions[r];
+    if (!region.alive || region.kind != RegionKind::Kernel) continue;
+    const bool pure = std::all_of(region.nodes.begin(), region.nodes.end(),
+                                  [&](NodeId id) { return is_movement_op(graph_.node(id).op); });
+    if (!pure) continue;
+    const std::vector<NodeId> nodes = region.nodes;
+    region.nodes = {nodes[0]};
+    region.kind = detail::unfused_kind(graph_.node(nodes[0]));
+    for (size_t i = 1; i < nodes.size(); ++i) {
+      g_.region_of[nodes[i]] = static_cast<int>(g_.regions.size());
+      g_.regions.push_back(WorkRegion{detail::unfused_kind(graph_.node(nodes[i])), {nodes[i]}});
+    }
+  }
+}
+
 FusionDecision Partitioner::can_merge(int a, int b) const {
   for (int r : {a, b}) {
     if (g_.regions[r].kind == RegionKind::Kernel) continue;
@@ -143,36 +191,63 @@ FusionDecision Partitioner::can_merge(int a, int b) const {
   std::vector<NodeId> nodes;
   std::merge(g_.regions[a].nodes.begin(), g_.regions[a].nodes.end(), g_.regions[b].nodes.begin(),
              g_.regions[b].nodes.end(), std::back_inserter(nodes));
+  const std::vector<ValueId> outputs = outputs_of(nodes);
   LoopAxes axes;
-  if (FusionDecision d = map_loop_axes(graph_, with_splat_constants(nodes), axes); !d) return d;
-  return check_outputs(nodes, axes);
+  if (FusionDecision d = map_loop_axes(graph_, with_splat_constants(nodes), outputs, axes); !d)
+    return d;
+  return check_outputs(nodes, outputs, axes);
 }
 
-FusionDecision Partitioner::check_outputs(const std::vector<NodeId>& nodes,
-                                          const LoopAxes& axes) const {
-  // An output with extent 1 along a loop that is not reduced would be stored
-  // by every iteration of that loop (a racy, redundant store); such a value
-  // goes to a kernel of its own instead. Along reduced axes extent 1 is the
-  // normal shape of a per-row result.
-  const sym::ShapeEnv& env = graph_.shape_env();
+std::vector<ValueId> Partitioner::outputs_of(const std::vector<NodeId>& nodes) const {
+  std::vector<ValueId> outputs;
   for (NodeId id : nodes)
     for (ValueId out : graph_.node(id).outputs) {
       bool is_output = is_graph_output_[out];
       for (NodeId consumer : consumers_[out])
         is_output = is_output || !std::binary_search(nodes.begin(), nodes.end(), consumer);
-      if (!is_output) continue;
-      std::vector<bool> spanned(axes.num_axes(), false);
-      const std::vector<int>& dims = axes.value_axes.at(out);
-      const Shape& shape = graph_.value(out).type.shape;
-      for (size_t d = 0; d < dims.size(); ++d)
-        if (env.canonicalize(shape[d]).as_const() != 1) spanned[dims[d]] = true;
-      for (int a = 0; a < axes.num_axes(); ++a) {
-        if (spanned[a] || axes.reduced[a] || axes.sizes[a].as_const() == 1) continue;
-        return FusionDecision::refuse(
-            fmt::format("output '{}' would be stored once per iteration of loop axis {} ({})",
-                        graph_.value(out).name, a, axes.sizes[a].to_string()));
-      }
+      if (is_output) outputs.push_back(out);
     }
+  std::sort(outputs.begin(), outputs.end());
+  return outputs;
+}
+
+FusionDecision Partitioner::check_outputs(const std::vector<NodeId>& nodes,
+                                          const std::vector<ValueId>& outputs,
+                                          const LoopAxes& axes) const {
+  // An output with extent 1 along a loop that is not reduced would be stored
+  // by every iteration of that loop (a racy, redundant store); such a value
+  // goes to a kernel of its own instead. Along reduced axes extent 1 is the
+  // normal shape of a per-row result. A concat output is stored as its
+  // pieces, so the pieces must span the axes.
+  const sym::ShapeEnv& env = graph_.shape_env();
+  RegionViews views(graph_, nodes);
+  std::vector<ValueId> stored;
+  for (ValueId out : outputs) {
+    const Node& producer = graph_.node(graph_.value(out).producer);
+    if (op_info(producer.op).op_class == OpClass::Concat) {
+      stored.insert(stored.end(), producer.inputs.begin(), producer.inputs.end());
+      continue;
+    }
+    // A reshape of a buffer is free as a View region; stored by a kernel it
+    // would be a copy.
+    if (op_info(producer.op).op_class == OpClass::Reshape && views.walkable(out))
+      return FusionDecision::refuse(fmt::format(
+          "reshape '{}' is read outside the region: it stays a view", graph_.value(out).name));
+    stored.push_back(out);
+  }
+  for (ValueId out : stored) {
+    std::vector<bool> spanned(axes.num_axes(), false);
+    const std::vector<int>& dims = axes.value_axes.at(out);
+    const Shape& shape = graph_.value(out).type.shape;
+    for (size_t d = 0; d < dims.size(); ++d)
+      if (env.canonicalize(shape[d]).as_const() != 1) spanned[dims[d]] = true;
+    for (int a = 0; a < axes.num_axes(); ++a) {
+      if (spanned[a] || axes.reduced[a] || axes.sizes[a].as_const() == 1) continue;
+      return FusionDecision::refuse(
+          fmt::format("output '{}' would be stored once per iteration of loop axis {} ({})",
+                      graph_.value(out).name, a, axes.sizes[a].to_string()));
+    }
+  }
   return FusionDecision::allow();
 }
 

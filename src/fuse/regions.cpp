@@ -157,7 +157,8 @@ std::vector<Region> RegionBuilder::build() {
     Region& region = ordered[i];
     name(region, i);
     if (region.kind != RegionKind::Kernel) continue;
-    const FusionDecision mapped = map_loop_axes(graph_, region.nodes, region.loop_axes);
+    const FusionDecision mapped =
+        map_loop_axes(graph_, region.nodes, region.outputs, region.loop_axes);
     if (!mapped) {
       // Merges were checked, so only a single op can get here: its operand
       // shapes are related in a way no loop nest expresses.

@@ -175,3 +175,29 @@ std::vector<TensorType> infer_split(const InferContext& ctx, const std::vector<T
 }
 
 }  // namespace autofuse::graph_detail
+
+namespace autofuse {
+
+sym::Expr slice_first_index(const sym::ShapeEnv& env, const sym::Expr& dim, int64_t start,
+                            int64_t step) {
+  // Same clamping as clamp_index() above (the values must agree with the
+  // inferred length), with the folds done by `env` directly.
+  const auto lo_hi = [&](int64_t lo, int64_t hi_offset) -> sym::Expr {
+    using graph_detail::kBig;
+    if (start <= -kBig) return lo;
+    if (start >= kBig) return dim + hi_offset;
+    const sym::Expr a = start < 0 ? dim + start : sym::Expr(start);
+    if (start < 0) {
+      if (env.proven(a, sym::Rel::Ge, sym::Expr(lo))) return a;
+      if (env.proven(sym::Expr(lo), sym::Rel::Ge, a)) return sym::Expr(lo);
+      return sym::max(a, sym::Expr(lo));
+    }
+    const sym::Expr b = dim + hi_offset;
+    if (env.proven(a, sym::Rel::Le, b)) return a;
+    if (env.proven(b, sym::Rel::Le, a)) return b;
+    return sym::min(a, b);
+  };
+  return step > 0 ? lo_hi(0, 0) : lo_hi(-1, -1);
+}
+
+}  // namespace autofuse

@@ -7,7 +7,10 @@
 // offsets (intermediate values, and the workspace of kernels whose tiling
 // asks for one, live during that kernel's step only). A kernel runs as
 // num_phases launches of its blocks on the pool, in order (kernel_abi.h). A
-// run with a known shape allocates nothing but run()'s outputs.
+// kernel with gathers also gets an af_status, zeroed before its first
+// launch and checked after each: a bad index is a UserError naming the
+// gather (the run stops; the inputs are untouched and the next run starts
+// afresh). A run with a known shape allocates nothing but run()'s outputs.
 #include <algorithm>
 #include <cstring>
 #include <mutex>
@@ -81,6 +84,7 @@ class ExecutableImpl final : public Executable {
   void execute(const ShapeEntry& e, std::span<const HostTensor> inputs,
                std::span<HostTensor> outputs);
   TensorView view(const ShapeEntry& e, ValueId v) const;
+  [[noreturn]] void throw_status(const LoadedKernel& kernel) const;
 
   Program program_;
   ThreadPool pool_;
@@ -102,6 +106,7 @@ class ExecutableImpl final : public Executable {
   uint64_t use_clock_ = 0;
   std::vector<void*> group_ptr_;
   std::vector<std::vector<void*>> kernel_args_;
+  af_status status_{};  // the af_status of the kernel running (those with gathers)
   std::vector<std::vector<TensorView>> step_inputs_, step_outputs_;
 };
 
@@ -113,10 +118,12 @@ ExecutableImpl::ExecutableImpl(Program program, int threads)
   plan_storage();
   group_ptr_.assign(groups_.size(), nullptr);
   kernel_args_.resize(program_.kernels.size());
-  // Inputs, outputs, and the workspace (kernel_abi.h).
-  for (size_t k = 0; k < program_.kernels.size(); ++k)
-    kernel_args_[k].resize(program_.kernels[k].inputs.size() + program_.kernels[k].outputs.size() +
-                           1);
+  // Inputs, outputs, the workspace and the status (kernel_abi.h).
+  for (size_t k = 0; k < program_.kernels.size(); ++k) {
+    std::vector<void*>& args = kernel_args_[k];
+    args.resize(program_.kernels[k].inputs.size() + program_.kernels[k].outputs.size() + 2);
+    args.back() = &status_;
+  }
   kernel_step_.assign(program_.kernels.size(), -1);
   for (size_t s = 0; s < steps_.size(); ++s)
     if (steps_[s].kind == StepKind::Kernel)
@@ -429,6 +436,16 @@ TensorView ExecutableImpl::view(const ShapeEntry& e, ValueId v) const {
           e.shapes[static_cast<size_t>(v)]};
 }
 
+void ExecutableImpl::throw_status(const LoadedKernel& kernel) const {
+  const af_status st = status_;
+  AF_CHECK(st.code == AF_STATUS_GATHER_INDEX && st.which >= 0 &&
+               static_cast<size_t>(st.which) < kernel.gathers.size(),
+           "kernel '{}' reported status {} for gather {}", kernel.name, st.code, st.which);
+  throw UserError(fmt::format("gather '{}': index {} out of range [-{}, {})",
+                              kernel.gathers[static_cast<size_t>(st.which)], st.index, st.bound,
+                              st.bound));
+}
+
 void ExecutableImpl::execute(const ShapeEntry& e, std::span<const HostTensor> inputs,
                              std::span<HostTensor> outputs) {
   char* arena = static_cast<char*>(arena_.get(static_cast<size_t>(e.arena_bytes)));
@@ -469,10 +486,14 @@ void ExecutableImpl::execute(const ShapeEntry& e, std::span<const HostTensor> in
       const KernelFn fn = kernel.kernel;
       const int64_t blocks = e.block_dim[k];
       // Launch p runs block indices [p * blocks, (p + 1) * blocks); the pool
-      // returns once all are done, which orders the launches.
+      // returns once all are done, which orders the launches (and makes the
+      // blocks' status reports visible here).
+      const bool checks = !kernel.gathers.empty();
+      if (checks) status_ = af_status{};
       for (int64_t p = 0; p < e.phases[k]; ++p) {
         const int64_t first = p * blocks;
         pool_.parallel_for(blocks, [&](int64_t block, int) { fn(tiling, arg_ptr, first + block); });
+        if (checks && status_.code != AF_STATUS_OK) throw_status(kernel);
       }
       continue;
     }

@@ -1,13 +1,14 @@
 // The compile pipeline, one flat list of passes (docs/pipeline.md):
 //
-//   fuse::partition -> per Kernel region: ascir::lower_region,
+//   fuse::move_views -> fuse::partition -> per Kernel region: ascir::lower_region,
 //   ascir::elide_casts, schedule::schedule_kernel -> codegen::generate_cpu_module
 //   (all kernels, one module) -> jit::compile_and_load -> the Executable.
 //
 // Every pass is timed into CompileReport::pass_seconds (summed over kernels
 // for the per-kernel passes). With a dump folder (CompileOptions::dump_dir,
 // else $AUTOFUSE_DUMP) the IR after each pass is written there:
-// 01_fused.txt, 02_<kernel>_ascgraph.txt (after lowering and cast elision),
+// 00_move_views.txt (the rewritten graph), 01_fused.txt,
+// 02_<kernel>_ascgraph.txt (after lowering and cast elision),
 // 03_<kernel>_schedule.txt, module.cpp.
 #include <cctype>
 #include <chrono>
@@ -18,6 +19,8 @@
 #include "autofuse/ascir/lower.h"
 #include "autofuse/codegen/cpu_codegen.h"
 #include "autofuse/error.h"
+#include "autofuse/fuse/move_views.h"
+#include "autofuse/graph/text.h"
 #include "autofuse/runtime/executable.h"
 #include "autofuse/schedule/schedule.h"
 #include "runtime/program.h"
@@ -101,12 +104,29 @@ bool needs_libmvec(const std::string& code) {
          code.find("omp declare simd") != std::string::npos;
 }
 
+/// The graph after fuse::move_views, headed by the rewrites applied.
+std::string move_views_dump(const fuse::MoveViewsResult& moved) {
+  std::string out = fmt::format("# fuse::move_views: {} rewrites\n", moved.rewrites);
+  for (const auto& [name, count] : moved.by_rewrite)
+    out += fmt::format("#   {} x{}\n", name, count);
+  return out + print_graph(*moved.graph);
+}
+
 Program compile_program(std::shared_ptr<const Graph> graph, const CompileOptions& options) {
   AF_CHECK(graph != nullptr, "Executable::build without a graph");
   Program program;
   PassTimer timer(program.report);
   const Dumper dump(dump_dir(options));
 
+  // Movement ops to the region boundary first (docs/data-movement-fusion.md):
+  // everything after this, the Executable included, runs the rewritten graph
+  // (same inputs and outputs).
+  if (options.fusion.enabled && options.fusion.move_views) {
+    const fuse::MoveViewsResult moved =
+        timer.time("fuse::move_views", [&] { return fuse::move_views(graph); });
+    graph = moved.graph;
+    dump.write("00_move_views.txt", move_views_dump(moved));
+  }
   program.fused =
       timer.time("fuse::partition", [&] { return fuse::partition(graph, options.fusion); });
   dump.write("01_fused.txt", fuse::print_fused_graph(program.fused));
@@ -157,6 +177,7 @@ Program compile_program(std::shared_ptr<const Graph> graph, const CompileOptions
              source.num_inputs, source.num_outputs, kernel.inputs.size(), kernel.outputs.size());
     kernel.name = source.name;
     kernel.symbols = source.symbols;
+    kernel.gathers = source.gathers;
     resolve_kernel_symbols(*program.module, kernel);
   }
   return program;

@@ -27,6 +27,9 @@ struct LoadedKernel {
   std::vector<ValueId> inputs;       ///< graph values behind the Data args, in order
   std::vector<ValueId> outputs;      ///< graph values behind the Output args, in order
   std::vector<std::string> symbols;  ///< the tiling function's symbols, in order
+  /// codegen::KernelSource::gathers: not empty, the kernel reports bad
+  /// gather indices in an af_status (kernel_abi.h), checked after each launch.
+  std::vector<std::string> gathers;
   TilingDataSizeFn tiling_data_size = nullptr;
   TilingFn tiling = nullptr;
   KernelFn kernel = nullptr;

@@ -13,8 +13,10 @@ using ascir::AscNode;
 
 const sym::Expr kOne(1);
 
+// Nodes with per-axis strides (a Gather's gathered part, index *
+// gather_stride, does not depend on the loop axes: merging leaves it alone).
 bool is_strided(const AscNode& n) {
-  return n.kind == AscKind::Load || n.kind == AscKind::Store;
+  return n.kind == AscKind::Load || n.kind == AscKind::Gather || n.kind == AscKind::Store;
 }
 
 // Whether node `n` allows merging axes i and i+1. An axis of size 1 merges

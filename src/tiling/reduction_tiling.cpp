@@ -80,7 +80,8 @@ sym::Expr resident_bytes_per_lane(const ScheduledKernel& k) {
   const AscGraph& g = k.graph;
   sym::Expr bytes(0);
   for (const AscNode& n : g.nodes) {
-    if (n.kind != AscKind::Load || !varies_along(n, k.tile_axis)) continue;
+    if ((n.kind != AscKind::Load && n.kind != AscKind::Gather) || !varies_along(n, k.tile_axis))
+      continue;
     sym::Expr extent(static_cast<int64_t>(dtype_size(n.dtype)));
     bool reduced = false;
     for (int a : k.inner_axes) {
@@ -108,15 +109,22 @@ bool folds_rows(const ScheduledKernel& kernel) {
   const AscGraph& g = kernel.graph;
   const int r = kernel.inner_axes.back();
   const int t = kernel.tile_axis;
+  const auto r_at = static_cast<size_t>(r), t_at = static_cast<size_t>(t);
+  const sym::Expr size_t_ = g.axes.at(t_at).size;
   for (const AscNode& n : g.nodes) {
     if (n.kind == AscKind::Data || n.kind == AscKind::Output) continue;
     if (n.kind == AscKind::Index && (n.axis == r || n.axis == t)) return false;
     const bool along_r = varies_along(n, r), along_t = varies_along(n, t);
     if (along_r && !along_t) return false;  // a per-row scalar
+    const sym::Expr stride_t = n.view.strides.empty() ? sym::Expr(0) : n.view.strides[t_at];
+    const sym::Expr stride_r = n.view.strides.empty() ? sym::Expr(0) : n.view.strides[r_at];
     if ((n.kind == AscKind::Load || n.kind == AscKind::Store) && along_r &&
-        (n.view.strides.at(static_cast<size_t>(t)) != sym::Expr(1) ||
-         !sym::proven_eq(n.view.strides.at(static_cast<size_t>(r)),
-                         g.axes.at(static_cast<size_t>(t)).size)))
+        (stride_t != sym::Expr(1) || !sym::proven_eq(stride_r, size_t_)))
+      return false;
+    // A Gather reads where its index says, so contiguity does not matter:
+    // its non-gathered part must only map lane j to row j / W, column j % W
+    // (stride_r == stride_t * W, e.g. both 0); the index folds on its own.
+    if (n.kind == AscKind::Gather && along_r && !sym::proven_eq(stride_r, stride_t * size_t_))
       return false;
     if (n.kind == AscKind::Reduce) {
       const AscNode& in = g.node(n.inputs.at(0));

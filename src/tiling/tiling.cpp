@@ -50,7 +50,9 @@ sym::Expr bytes_per_unit(const ScheduledKernel& kernel) {
   const AscGraph& g = kernel.graph;
   sym::Expr bytes(0);
   for (const AscNode& n : g.nodes) {
-    if (n.kind != AscKind::Load && n.kind != AscKind::Store) continue;
+    // A Gather reads one element per index like a Load (its index is a node
+    // of its own); every Store of a multi-piece Output counts.
+    if (n.kind != AscKind::Load && n.kind != AscKind::Gather && n.kind != AscKind::Store) continue;
     const sym::Expr size(static_cast<int64_t>(dtype_size(n.dtype)));
     if (kernel.kind == Template::Reduction) {
       sym::Expr extent(1);
@@ -77,7 +79,7 @@ bool streams(const ScheduledKernel& kernel, const AscNode& store) {
   if (!varies_along(store, axis) ||
       store.view.strides.at(static_cast<size_t>(axis)) != sym::Expr(1))
     return false;
-  if (kernel.kind != Template::Reduction) return true;
+  if (kernel.kind != Template::Reduction) return transpose_tiles(kernel).axis < 0;
   // Column layout: tile vectors are stored between passes, not in the loop.
   if (kernel.is_row_node.at(static_cast<size_t>(store.id))) return false;
   const AscGraph& g = kernel.graph;
@@ -119,7 +121,7 @@ TilingSource emit_tiling(const ScheduledKernel& kernel, const std::string& name)
                      g.axes[static_cast<size_t>(a)].size.to_string());
   const bool reduction = kernel.kind == Template::Reduction;
   c += fmt::format("  int64_t {};  // {} in total\n", kWorkField,
-                   reduction ? "units (rows, tiles or segments)" : "elements");
+                   reduction ? "units (rows, tiles or segments)" : "elements (or transpose tiles)");
   c += fmt::format("  int64_t {};  // per block\n", kChunkField);
   if (reduction) {
     c += fmt::format("  int64_t {};  // segments per row or tile\n", kSplitField);
@@ -152,6 +154,15 @@ TilingSource emit_tiling(const ScheduledKernel& kernel, const std::string& name)
                      print(g.axes[static_cast<size_t>(a)].size));
   if (reduction) {
     c += emit_reduction_tiling(kernel, print);
+  } else if (const TransposeTiles tiles = transpose_tiles(kernel); tiles.axis >= 0) {
+    // Blocks take whole tiles (transpose_tiles.cpp).
+    c += fmt::format("  const int64_t units = {};  // tiles of {} x {}\n",
+                     print(transpose_tile_units(kernel, tiles)), tiles.rows, tiles.cols);
+    c += fmt::format("  const af_block_split split = af_choose_blocks(units, {}, 1, machine);\n",
+                     print(bytes_per_unit(kernel) * sym::Expr(tiles.rows * tiles.cols)));
+    c += "  td->header.block_dim = split.block_dim;\n";
+    c += fmt::format("  td->{} = units;\n", kWorkField);
+    c += fmt::format("  td->{} = split.chunk;\n", kChunkField);
   } else {
     // Elementwise blocks take whole vectors (no shared output cache lines).
     c += fmt::format("  const int64_t units = {};\n", print(work_units(kernel)));

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "autofuse/fuse/fusion.h"
+#include "autofuse/fuse/move_views.h"
 #include "tools/commands.h"
 #include "tools/graph_loading.h"
 
@@ -48,10 +49,14 @@ int run(const FuseOptions& options) {
   std::shared_ptr<const Graph> graph = load_graph(options.path).graph;
   runtime::CompileOptions compile = compile_options(!options.unfused, options.dump_dir);
   // With --dump-dir the whole pipeline runs, and the partition it compiled
-  // is the one printed; otherwise only the partitioner runs.
+  // is the one printed; otherwise only the passes up to the partitioner run
+  // (fuse::move_views, when on, as the pipeline runs it).
   std::unique_ptr<runtime::Executable> exe;
   if (!options.dump_dir.empty()) exe = runtime::Executable::build(graph, compile);
-  const fuse::FusedGraph fused = exe ? exe->fused() : fuse::partition(graph, compile.fusion);
+  std::shared_ptr<const Graph> partitioned = graph;
+  if (!exe && compile.fusion.enabled && compile.fusion.move_views)
+    partitioned = fuse::move_views(graph).graph;
+  const fuse::FusedGraph fused = exe ? exe->fused() : fuse::partition(partitioned, compile.fusion);
   if (options.json) {
     nlohmann::json doc = {{"graph", graph->name()},
                           {"kernels", fused.num_kernels()},

@@ -88,8 +88,6 @@ INSTANTIATE_TEST_SUITE_P(
                  [](AscGraph& g) { mut(g, "gamma_load").inputs[0] = node_named(g, "x_load").id; }},
         Breakage{"stride on a repeat-1 axis",
                  [](AscGraph& g) { mut(g, "gamma_load").view.strides[0] = D; }},
-        Breakage{"load repeats differ from its data",
-                 [](AscGraph& g) { mut(g, "gamma_load").view.repeats[0] = N; }},
         Breakage{"strides on a compute",
                  [](AscGraph& g) {
                    mut(g, "sq").view.strides = {D, 1};

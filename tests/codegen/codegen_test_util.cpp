@@ -95,6 +95,8 @@ KernelRun run_kernel(const jit::Module& module, const codegen::KernelSource& k,
     starts.push_back(static_cast<std::byte*>(buffers.back().get()) + skip);
     args.push_back(starts.back());
   }
+  args.push_back(nullptr);  // the workspace slot (no workspace: max_phases 0)
+  args.push_back(&run.status);
   for (int64_t b = 0; b < header->block_dim; ++b)
     kernel_fn(td.data(), args.data(), b);
   for (size_t o = 0; o < run.outputs.size(); ++o)

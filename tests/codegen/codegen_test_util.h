@@ -34,6 +34,7 @@ af_machine many_tiny_blocks(int64_t cores, int64_t vector_bytes);
 struct KernelRun {
   std::vector<HostTensor> outputs;
   int64_t block_dim = 0;
+  af_status status{};  ///< what the kernel reported (kernel_abi.h; zeroed before the run)
 };
 
 /// Options of run_kernel beyond the defaults.
@@ -43,7 +44,8 @@ struct RunOptions {
 };
 
 /// Runs kernel `k` of `module` on `inputs` (graph input order): the tiling
-/// function, then every block in turn. Outputs are written to 64-byte
+/// function, then every block in turn (args end with an empty workspace
+/// slot and an af_status). Outputs are written to 64-byte
 /// aligned buffers (plus options.output_offset elements) that start filled
 /// with a garbage pattern, so unwritten elements show, then copied out.
 KernelRun run_kernel(const jit::Module& module, const codegen::KernelSource& k,

@@ -77,10 +77,9 @@ PhasedRun run_phased(const jit::Module& module, const codegen::KernelSource& k,
     args.push_back(buffers.back().get());
   }
   Buffer workspace;
-  if (run.workspace_bytes > 0) {
-    workspace = garbage_buffer(static_cast<size_t>(run.workspace_bytes));
-    args.push_back(workspace.get());
-  }
+  if (run.workspace_bytes > 0) workspace = garbage_buffer(static_cast<size_t>(run.workspace_bytes));
+  args.push_back(workspace.get());  // the workspace slot (null: none)
+  args.push_back(&run.status);
   for (int64_t p = 0; p < run.phases; ++p)
     for (int64_t b = run.block_dim; b-- > 0;)
       kernel_fn(td.data(), args.data(), p * run.block_dim + b);

@@ -22,7 +22,7 @@ TEST(FusionConfig, DefaultsFromEmptyFlags) {
   for (std::string_view flags : {"", " ", ";;", " ; \t"}) {
     FusionConfig c = FusionConfig::from_flags(flags);
     EXPECT_TRUE(c.enabled);
-    EXPECT_EQ(c.max_fusion_size, 64);
+    EXPECT_EQ(c.max_fusion_size, 256);
     EXPECT_TRUE(c.fuse_reductions);
     EXPECT_TRUE(c.fuse_broadcasts);
     EXPECT_FALSE(c.log_refusals);
@@ -77,7 +77,7 @@ TEST(FusionConfig, FromEnv) {
   }
 
   ASSERT_EQ(unsetenv("AUTOFUSE_FLAGS"), 0);
-  EXPECT_EQ(FusionConfig::from_env().max_fusion_size, 64);
+  EXPECT_EQ(FusionConfig::from_env().max_fusion_size, 256);
 }
 
 }  // namespace

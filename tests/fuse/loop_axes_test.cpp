@@ -217,7 +217,7 @@ TEST(LoopAxes, RefusesReductionsOverDifferentAxes) {
             "reductions over different axes: 'r0' reduces [N] but 'r1' reduces [D]");
 }
 
-TEST(LoopAxes, RefusesDataMovementAndLibraryOps) {
+TEST(LoopAxes, MapsMovementOpsAndRefusesLibraryOps) {
   auto g = fuse_test::parse(R"(
     graph g(x: f32[N, D], w: f32[D, K]) {
       xt = transpose(x, perm=[1, 0])
@@ -226,12 +226,68 @@ TEST(LoopAxes, RefusesDataMovementAndLibraryOps) {
       return xt, r, m
     })");
   LoopAxes axes;
+  // A transpose of an input is a view leaf: its output's own dims are the
+  // loop axes, the input is read through permuted strides (not mapped).
   FusionDecision d = map_loop_axes(*g, {0}, axes);
-  EXPECT_EQ(d.reason(), "transpose 'xt' has no loop-axis mapping");
+  ASSERT_TRUE(d) << d.reason();
+  EXPECT_EQ(axes.to_string(), "[D, N]");
+  EXPECT_EQ(axes.value_axes.count(g->find_value("x").value()), 0u);
   d = map_loop_axes(*g, {1}, axes);
-  EXPECT_EQ(d.reason(), "reshape 'r' has no loop-axis mapping");
+  ASSERT_TRUE(d) << d.reason();
+  EXPECT_EQ(axes.to_string(), "[D*N]");
   d = map_loop_axes(*g, {2}, axes);
   EXPECT_EQ(d.reason(), "matmul 'm' is a library op");
+}
+
+TEST(LoopAxes, TransposeOfAComputedValueRelabelsAxes) {
+  auto g = fuse_test::parse(R"(
+    graph g(x: f32[N, D]) {
+      a = exp(x)
+      t = transpose(a, perm=[1, 0])
+      y = sin(t)
+      return y
+    })");
+  LoopAxes axes;
+  ASSERT_TRUE(map_loop_axes(*g, {0, 1, 2}, axes));
+  // The store of y decides the order: x is read transposed (strided).
+  EXPECT_EQ(axes.to_string(), "[D, N]");
+  EXPECT_THAT(axes_of(*g, axes, "x"), ElementsAre(1, 0));
+  EXPECT_THAT(axes_of(*g, axes, "y"), ElementsAre(0, 1));
+}
+
+TEST(LoopAxes, SliceOfAComputedValueIsRefused) {
+  auto g = fuse_test::parse(R"(
+    graph g(x: f32[N, 8]) {
+      a = exp(x)
+      s = slice(a, axes=[1], starts=[0], ends=[4])
+      y = sin(s)
+      return y
+    })");
+  LoopAxes axes;
+  FusionDecision d = map_loop_axes(*g, {0, 1, 2}, axes);
+  EXPECT_EQ(d.reason(),
+            "slice 's' reads 'a', which the region computes (only views of buffers are fused)");
+  ASSERT_TRUE(map_loop_axes(*g, {1, 2}, axes));
+  EXPECT_EQ(axes.to_string(), "[N, 4]");
+}
+
+TEST(LoopAxes, ConcatPiecesShareOneIterationSpace) {
+  auto g = fuse_test::parse(R"(
+    graph g(x: f32[N, 8], z: f32[N, 8], u: f32[N, 3]) {
+      a = exp(x)
+      c = concat(a, z, axis=1)
+      y = sin(c)
+      d = concat(a, u, axis=1)
+      return c, y, d
+    })");
+  LoopAxes axes;
+  ASSERT_TRUE(map_loop_axes(*g, {0, 1}, axes));
+  EXPECT_EQ(axes.to_string(), "[N, 8]");
+  EXPECT_EQ(axes.value_axes.count(g->find_value("c").value()), 0u);  // stored as pieces
+  FusionDecision d = map_loop_axes(*g, {0, 1, 2}, {g->find_value("y").value()}, axes);
+  EXPECT_EQ(d.reason(), "concat 'c' is read inside the region (its pieces are only stored)");
+  d = map_loop_axes(*g, {0, 3}, axes);
+  EXPECT_FALSE(d);  // pieces of different extent along the axis
 }
 
 // The op set cannot express a loop-order conflict without a transpose (every

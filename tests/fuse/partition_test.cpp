@@ -194,7 +194,9 @@ TEST(Partition, MatMulBetweenElementwiseChains) {
   expect_dependency_order(fused);
 }
 
-TEST(Partition, ReshapeIsAViewBetweenTwoKernels) {
+TEST(Partition, RegroupingReshapeOfAComputedValueIsReadAsAView) {
+  // The reshape cannot relabel a's axes, so it cuts the kernel; the second
+  // kernel reads a's buffer through it (no copy, no view region).
   auto g = fuse_test::parse(R"(
     graph g(x: f32[N, D]) {
       a = exp(x)
@@ -204,9 +206,38 @@ TEST(Partition, ReshapeIsAViewBetweenTwoKernels) {
     })");
   FusedGraph fused = partition(g, FusionConfig{});
   EXPECT_EQ(fused.num_kernels(), 2) << print_fused_graph(fused);
-  EXPECT_EQ(count_kind(fused, RegionKind::View), 1);
-  EXPECT_EQ(fused.regions.at(1).name, "view_1");
+  EXPECT_EQ(count_kind(fused, RegionKind::View), 0);
+  EXPECT_EQ(fuse_test::region_producing(fused, "y").nodes.size(), 2u);
   expect_dependency_order(fused);
+}
+
+TEST(Partition, SqueezeReshapesReadByALibraryOpAreStoredByTheKernel) {
+  // The reshapes relabel a's axes, so the kernel stores q (instead of a).
+  auto g = fuse_test::parse(R"(
+    graph g(x: f32[N, D], w: f32[D, K]) {
+      a = exp(x)
+      r = reshape(a, shape=[N, 1, D])
+      q = reshape(r, shape=[N, D])
+      m = matmul(q, w)
+      return m
+    })");
+  FusedGraph fused = partition(g, FusionConfig{});
+  EXPECT_EQ(fused.num_kernels(), 1) << print_fused_graph(fused);
+  EXPECT_EQ(count_kind(fused, RegionKind::View), 0);
+  EXPECT_THAT(names(*g, fuse_test::region_producing(fused, "q").outputs), ElementsAre("q"));
+}
+
+TEST(Partition, SqueezeReshapeInsideAChainFuses) {
+  auto g = fuse_test::parse(R"(
+    graph g(x: f32[N, D]) {
+      a = exp(x)
+      r = reshape(a, shape=[N, 1, D])
+      y = sin(r)
+      return y
+    })");
+  FusedGraph fused = partition(g, FusionConfig{});
+  EXPECT_EQ(fused.num_kernels(), 1) << print_fused_graph(fused);
+  EXPECT_EQ(fused.regions.size(), 1u);
 }
 
 TEST(Partition, ConstantRegions) {
@@ -265,10 +296,16 @@ TEST(Partition, SplitLibraryRegionListsEveryOutput) {
       y = exp(a)
       return y
     })");
-  FusedGraph fused = partition(g, FusionConfig{});
+  FusionConfig unfused;
+  unfused.enabled = false;
+  FusedGraph fused = partition(g, unfused);
   const Region& split = fuse_test::region_producing(fused, "a");
   EXPECT_EQ(split.name, "library_split_0");
   EXPECT_THAT(names(*g, split.outputs), ElementsAre("a", "b"));
+  // Fused, the split is a view leaf of the kernel that reads x.
+  fused = partition(g, FusionConfig{});
+  EXPECT_EQ(fused.num_kernels(), 1);
+  EXPECT_EQ(fused.regions.size(), 1u);
 }
 
 TEST(Partition, IsDeterministic) {
@@ -287,6 +324,41 @@ TEST(Partition, LongChainBuiltInCode) {
   FusedGraph fused = partition(g, FusionConfig{});
   EXPECT_EQ(fused.num_kernels(), 1);
   EXPECT_THAT(fused.refusals, IsEmpty());
+}
+
+}  // namespace
+}  // namespace autofuse::fuse
+
+namespace autofuse::fuse {
+namespace {
+
+TEST(Partition, SiblingsReadingOneInputShareAKernel) {
+  // Horizontal fusion: no edge joins a and b, but both read x.
+  auto g = fuse_test::parse(R"(
+    graph g(x: f32[N, D], z: f32[D]) {
+      a = exp(x)
+      b = add(x, z)
+      c = reduce_sum(x, axes=[0])
+      r = reduce_sum(x, axes=[1])
+      return a, b, c, r
+    })");
+  FusedGraph fused = partition(g, FusionConfig{});
+  // a and b are stored while the column sum c walks x; r reduces the other
+  // axis: a kernel of its own.
+  EXPECT_EQ(fused.num_kernels(), 2) << print_fused_graph(fused);
+  EXPECT_THAT(names(*g, fuse_test::region_producing(fused, "a").outputs),
+              ElementsAre("a", "b", "c"));
+}
+
+TEST(Partition, SiblingsOfDifferentShapesStayApart) {
+  auto g = fuse_test::parse(R"(
+    graph g(x: f32[N], y: f32[M, N]) {
+      a = exp(x)
+      b = add(y, x)
+      return a, b
+    })");
+  FusedGraph fused = partition(g, fuse_test::config_with_log());
+  EXPECT_EQ(fused.num_kernels(), 2) << print_fused_graph(fused);
 }
 
 }  // namespace

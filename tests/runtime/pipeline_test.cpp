@@ -175,18 +175,19 @@ TEST(Pipeline, ReportsPassTimesAndDumps) {
     EXPECT_GE(seconds, 0) << name;
   }
   EXPECT_THAT(passes,
-              ::testing::ElementsAre("fuse::partition", "ascir::lower_region", "ascir::elide_casts",
-                                     "schedule::schedule_kernel", "codegen::generate_cpu_module",
-                                     "jit::compile_and_load"));
+              ::testing::ElementsAre("fuse::move_views", "fuse::partition", "ascir::lower_region",
+                                     "ascir::elide_casts", "schedule::schedule_kernel",
+                                     "codegen::generate_cpu_module", "jit::compile_and_load"));
   std::vector<std::string> files;
   for (const auto& e : fs::directory_iterator(o.dump_dir))
     files.push_back(e.path().filename());
   std::sort(files.begin(), files.end());
-  ASSERT_EQ(files.size(), 4u) << fmt::format("{}", fmt::join(files, " "));
-  EXPECT_EQ(files[0], "01_fused.txt");
-  EXPECT_THAT(files[1], ::testing::MatchesRegex("02_.*_ascgraph\\.txt"));
-  EXPECT_THAT(files[2], ::testing::MatchesRegex("03_.*_schedule\\.txt"));
-  EXPECT_EQ(files[3], "module.cpp");
+  ASSERT_EQ(files.size(), 5u) << fmt::format("{}", fmt::join(files, " "));
+  EXPECT_EQ(files[0], "00_move_views.txt");
+  EXPECT_EQ(files[1], "01_fused.txt");
+  EXPECT_THAT(files[2], ::testing::MatchesRegex("02_.*_ascgraph\\.txt"));
+  EXPECT_THAT(files[3], ::testing::MatchesRegex("03_.*_schedule\\.txt"));
+  EXPECT_EQ(files[4], "module.cpp");
   std::ifstream module(o.dump_dir + "/module.cpp");
   std::string text((std::istreambuf_iterator<char>(module)), std::istreambuf_iterator<char>());
   EXPECT_THAT(text, HasSubstr("_kernel("));

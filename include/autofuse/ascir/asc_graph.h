@@ -9,16 +9,34 @@
 // on the reduced axes; Broadcast is explicit (repeats 1 -> axis size) where a
 // repeat-1 tensor meets a full one, as in AutoFuse's HintGraph.
 //
-// Data and Output carry the repeats of their buffer (equal to those of the
-// Load/Store that uses them). A Reduce reduces its input over the reduced
-// axes along which the input varies (an input repeat of 1 on a reduced axis
-// is one element: reducing a value that does not vary there is the value).
-// Fields a kind does not use keep their defaults (strides empty, offset 0,
-// arg_index -1, axis -1); verify() checks it.
+// A Data's repeats are not tied to its readers' (a buffer read through
+// several views, e.g. slices of one input, has one Data node and Loads of
+// different repeats; a buffer read only through views has repeats 1).
+// An Output has one or more Stores, all into its buffer and of its dtype,
+// each with its own view: a concat written in pieces is one Store per piece
+// at the piece's offset (pieces never overlap; a piece may be constant
+// along axes where others vary, e.g. a reduced row between full ones). The
+// Output's repeats are the union of its Stores' (the axis size where some
+// Store varies), so with one Store they are that Store's. A Reduce
+// reduces its input over the reduced axes along which the input varies (an
+// input repeat of 1 on a reduced axis is one element: reducing a value that
+// does not vary there is the value). Fields a kind does not use keep their
+// defaults (strides empty, offset 0, arg_index -1, axis -1, gather_stride
+// and gather_size 0); verify() checks it.
+//
+// Gather (ONNX Gather, embedding lookup): a Load whose coordinate along one
+// buffer dim comes from a loaded value. inputs = {Data, index}: the index
+// has an integer dtype and the Gather's repeats. Per element, with k the
+// index value and n = gather_size: k < 0 counts from the end (k += n); k
+// outside [0, n) is a run-time error, reported through the kernel's
+// af_status (kernel_abi.h), and reads with k = 0 instead (never out of
+// bounds); the element is buffer[offset + sum(strides * i) + k *
+// gather_stride]. Strides and offset are as for a Load (the non-gathered
+// part of the address).
 //
 // Values flow in the compute type of their dtype: f32, f16 and bf16 compute
-// in f32, f64 in f64, integers in their own type, bool as bool. Loads convert
-// from the storage dtype, Stores convert to it.
+// in f32, f64 in f64, integers in their own type, bool as bool. Loads and
+// Gathers convert from the storage dtype, Stores convert to it.
 #pragma once
 
 #include <optional>
@@ -33,6 +51,7 @@ namespace autofuse::ascir {
 #define AUTOFUSE_ASC_KINDS(X)                                                    \
   X(Data)      /* a kernel input buffer: arg_index */                            \
   X(Load)      /* read a Data through view (strides, offset) */                  \
+  X(Gather)    /* read a Data at view + index * gather_stride */                 \
   X(Scalar)    /* compile-time constant: scalar, in dtype */                     \
   X(Index)     /* iota: the loop index along `axis`, in dtype */                 \
   X(Compute)   /* elementwise op (unary, binary, compare, logical, where) */     \
@@ -40,7 +59,7 @@ namespace autofuse::ascir {
   X(Broadcast) /* stretch repeat-1 axes of the input to this node's repeats */   \
   X(Reduce)    /* op = ReduceSum/Mean/Max/Min/Prod over the reduced axes */      \
   X(Store)     /* write the input to an Output through view (strides, offset) */ \
-  X(Output)    /* a kernel output buffer: arg_index; input = its Store */
+  X(Output)    /* a kernel output buffer: arg_index; inputs = its Stores */
 
 enum class AscKind : uint8_t {
 #define AUTOFUSE_ASC_ENUM(name, ...) name,
@@ -63,8 +82,8 @@ struct Axis {
 
 struct View {
   std::vector<sym::Expr> repeats;  ///< per axis: the axis size, or 1
-  std::vector<sym::Expr> strides;  ///< per axis, elements (Load/Store only)
-  sym::Expr offset;                ///< elements (Load/Store only)
+  std::vector<sym::Expr> strides;  ///< per axis, elements (Load/Gather/Store only)
+  sym::Expr offset;                ///< elements (Load/Gather/Store only)
 };
 
 struct AscNode {
@@ -79,6 +98,8 @@ struct AscNode {
   double scalar = 0;        ///< Scalar
   int axis = -1;            ///< Index
   bool saturate = true;     ///< Cast to a float8 dtype: CastAttrs::saturate
+  sym::Expr gather_stride;  ///< Gather: element stride of the gathered buffer dim
+  sym::Expr gather_size;    ///< Gather: n, that dim's size (indices in [-n, n))
 };
 
 struct AscGraph {
@@ -92,13 +113,15 @@ struct AscGraph {
   int num_axes() const { return static_cast<int>(axes.size()); }
   /// Per node id, the ids of the nodes that read it (ascending).
   std::vector<std::vector<int>> users() const;
-  /// Symbols used by axis sizes, strides and offsets, sorted.
+  /// Symbols used by axis sizes, strides, offsets and gather fields, sorted.
   std::vector<std::string> symbols() const;
 };
 
 /// Checks the IR's invariants (InternalError on violation): ids dense and
 /// topological, inputs by kind, view ranks, repeats 1 or axis size,
-/// Broadcast/Reduce consistent with their input, Data/Output indices dense.
+/// Broadcast/Reduce consistent with their input, Gather index an integer
+/// over the Gather's repeats, Data/Output indices dense, every Store read by
+/// exactly one Output (of the Store's dtype).
 void verify(const AscGraph& graph);
 
 /// Text form, one node per line; parse_asc_graph reads it back

@@ -19,6 +19,10 @@ struct KernelSource {
   std::vector<std::string> symbols;  ///< order of the tiling function's `symbols`
   int num_inputs = 0;
   int num_outputs = 0;
+  /// The names of the kernel's Gather nodes, in node order: af_status::which
+  /// indexes it. Not empty: the kernel takes an af_status* (kernel_abi.h)
+  /// and the caller checks it after each launch.
+  std::vector<std::string> gathers;
 };
 
 struct ModuleSource {

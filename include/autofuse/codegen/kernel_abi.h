@@ -11,8 +11,12 @@
  *       Cheap, allocation-free; the runtime caches the result per shape.
  *   void K_kernel(const void* tiling_data, void* const* args, int64_t block_idx);
  *       args: input buffers (Data order), output buffers (Output order),
- *       then, when header.workspace_bytes > 0, the workspace: that many
- *       bytes of 64-byte aligned scratch (no initial contents needed).
+ *       then the workspace slot: when header.workspace_bytes > 0, that many
+ *       bytes of 64-byte aligned scratch (no initial contents needed), else
+ *       unused; then, for a kernel with gathers (KernelSource::gathers not
+ *       empty), an af_status* (below), zeroed by the caller before the
+ *       first launch. Kernels without gathers never read the status
+ *       slot, so callers of those may omit it.
  *       Run once for each block_idx in [0, phases * block_dim), phases =
  *       max(1, header.num_phases), as `phases` launches in order: launch p
  *       runs block_idx p * block_dim + b for b in [0, block_dim), whose
@@ -49,6 +53,23 @@ typedef struct af_tiling_header {
   int64_t num_phases;      /**< out: launches to run (0 or 1: one) */
   int64_t workspace_bytes; /**< out: scratch bytes the kernel needs (0: none) */
 } af_tiling_header;
+
+/** af_status::code values. */
+#define AF_STATUS_OK 0
+/** A Gather read an index outside [-bound, bound) (it read index 0 instead). */
+#define AF_STATUS_GATHER_INDEX 1
+
+/** A kernel's run-time error report (one per kernel call, all launches).
+ *  The caller zeroes it; blocks that find an error claim `code` with an
+ *  atomic compare-exchange from AF_STATUS_OK, and only the winner writes the
+ *  other fields, so the report is one error's, complete. The caller reads
+ *  it after the launch has finished. */
+typedef struct af_status {
+  int32_t code;  /**< AF_STATUS_OK or the first error's code */
+  int32_t which; /**< AF_STATUS_GATHER_INDEX: the gather, an index into KernelSource::gathers */
+  int64_t index; /**< AF_STATUS_GATHER_INDEX: the bad index value (as int64) */
+  int64_t bound; /**< AF_STATUS_GATHER_INDEX: n, the gathered dim's size */
+} af_status;
 
 #ifdef __cplusplus
 }

@@ -30,13 +30,17 @@
 namespace autofuse::fuse {
 
 /// Configuration, typed. From code, or from the AUTOFUSE_FLAGS environment
-/// variable: `--max_fusion_size=64;--disable=reduce,broadcast;--log_refusals`
+/// variable: `--max_fusion_size=256;--disable=reduce,broadcast,move_views;--log_refusals`
 /// (`;`- or space-separated; `--disable=all` disables fusion: one kernel per op).
 struct FusionConfig {
-  bool enabled = true;          ///< false: every op its own region (the unfused path)
-  int max_fusion_size = 64;     ///< most graph nodes in one region (splat constants not counted)
+  bool enabled = true;  ///< false: every op its own region (the unfused path)
+  /// Most graph nodes in one region (splat constants not counted). Bounds
+  /// compile time and code size; 256 lets a DLRM-style concat of 26 pieces
+  /// (about 105 nodes after move_views) stay one kernel.
+  int max_fusion_size = 256;
   bool fuse_reductions = true;  ///< --disable=reduce
   bool fuse_broadcasts = true;  ///< --disable=broadcast (broadcast_to and implicit broadcasting)
+  bool move_views = true;       ///< --disable=move_views (the rewrite of fuse/move_views.h)
   bool log_refusals = false;    ///< record every refused merge with its reason
 
   /// Parses the flag syntax above. UserError naming an unknown flag or bad value.

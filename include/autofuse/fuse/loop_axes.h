@@ -24,9 +24,12 @@ namespace autofuse::fuse {
 struct LoopAxes {
   std::vector<sym::Expr> sizes;  ///< per loop axis, outer to inner
   std::vector<bool> reduced;     ///< per loop axis: reduced by the region's reductions
-  /// For each value read or written by the nodes: the loop axis of each of
-  /// its dims. A dim whose size is literal 1 while its axis is larger is a
-  /// broadcast (its extent along the axis is 1).
+  /// For each value the region maps onto its loop axes (every value it
+  /// computes or stores, and every input it reads whole): the loop axis of
+  /// each of its dims. A dim whose size is literal 1 while its axis is
+  /// larger is a broadcast (its extent along the axis is 1). Values read
+  /// only through view leaves (fuse/view_ops.h: a sliced input, a gathered
+  /// table) and concat outputs (stored piece by piece) have no entry.
   std::map<ValueId, std::vector<int>> value_axes;
 
   int num_axes() const { return static_cast<int>(sizes.size()); }
@@ -35,8 +38,15 @@ struct LoopAxes {
 };
 
 /// Maps the nodes (a candidate region, topological order) onto common loop
-/// axes. Fills `out` when allowed; else refuses with the reason (e.g.
-/// "reductions over different axes", "dims of 'x' disagree on loop order").
+/// axes. `outputs` are the values the region must store (graph outputs and
+/// values read outside it). Fills `out` when allowed; else refuses with the
+/// reason (e.g. "reductions over different axes", "slice 's' reads 'y',
+/// which the region computes").
+FusionDecision map_loop_axes(const Graph& graph, const std::vector<NodeId>& nodes,
+                             const std::vector<ValueId>& outputs, LoopAxes& out);
+/// The same, with the outputs found by scanning the graph's other nodes.
 FusionDecision map_loop_axes(const Graph& graph, const std::vector<NodeId>& nodes, LoopAxes& out);
+/// The values produced by `nodes` that are graph outputs or read by other nodes.
+std::vector<ValueId> region_outputs(const Graph& graph, const std::vector<NodeId>& nodes);
 
 }  // namespace autofuse::fuse

@@ -118,4 +118,10 @@ std::vector<TensorType> infer_types(OpKind op, const std::vector<TensorType>& in
 Shape broadcast_shapes(const Shape& a, const Shape& b, sym::ShapeEnv& env,
                        const std::string& reason_prefix);
 
+/// The first index a slice reads along a dim of size `dim` (Python
+/// semantics, as inference clamps it): element j of the slice is element
+/// first + j * step of the input. Used to address slices as views.
+sym::Expr slice_first_index(const sym::ShapeEnv& env, const sym::Expr& dim, int64_t start,
+                            int64_t step);
+
 }  // namespace autofuse

@@ -12,7 +12,8 @@
 // Elementwise: a unit is an element of the flattened iteration space, and
 // bytes_per_unit the bytes each element loads and stores; chunks are a
 // multiple of the vector width in elements (machine->vector_bytes), so two
-// blocks never write the same cache line. Reduction (reduction_tiling.cpp):
+// blocks never write the same cache line. (Elementwise kernels walked in
+// transpose tiles, TransposeTiles below: a unit is a tile.) Reduction (reduction_tiling.cpp):
 // a unit is a row (row layout), a tile of a row (column layout: the tile
 // width W fits the local arrays in the L1, and when later passes re-read the
 // tile, its data in half the L2 if that leaves long enough runs), or a
@@ -98,19 +99,21 @@ int vector_axis(const schedule::ScheduledKernel& kernel);
 
 /// Whether Store `store` is written with streaming stores under
 /// kStreamingStoresKey: it is computed in the vector loop and contiguous
-/// (stride 1) along it, and (Reduction) no Reduce of its pass accumulates in
+/// (stride 1) along it, the kernel is not walked in transpose tiles, and
+/// (Reduction) no Reduce of its pass accumulates in
 /// that loop (splitting the loop into chunks would change the order of a
 /// float sum, and the two keys must give identical results).
 bool streams(const schedule::ScheduledKernel& kernel, const ascir::AscNode& store);
 
 /// Bytes the kernel's Stores write in total (element size times the extent
-/// of the axes each varies along).
+/// of the axes each varies along; an Output written in pieces counts every
+/// piece's Store).
 sym::Expr output_bytes(const schedule::ScheduledKernel& kernel);
 
 /// Estimated bytes moved per work unit (the cost model's input), >= 1.
-/// Elementwise: the element sizes of the Loads and Stores that vary along
-/// the inner axis (a broadcast operand is read once per row, from cache).
-/// Reduction: per Load and Store, its element size times the extent of the
+/// Elementwise: the element sizes of the Loads, Gathers and Stores that vary
+/// along the inner axis (a broadcast operand is read once per row, from
+/// cache). Reduction: per Load, Gather and Store, its element size times the extent of the
 /// reduced axes it varies along (so a row counts its whole input), and in
 /// the column layout also of the tile axis (a row counts all its tiles).
 sym::Expr bytes_per_unit(const schedule::ScheduledKernel& kernel);
@@ -132,12 +135,36 @@ int64_t max_tile(const schedule::ScheduledKernel& kernel);
 /// row i + j / W, column j % W, which reads and writes memory contiguously
 /// when every Load and Store varying along the tile axis and the innermost
 /// reduced axis has stride 1 along the first and the tile axis' size along
-/// the second. Also: every value varying along that reduced axis varies
-/// along the tile axis (no per-row scalars), every Reduce over the tile
-/// varies along it too, and no Index runs along either. The tiling folds
-/// tiles narrower than kMinTileRun to about kFoldLanes lanes; each lane
-/// keeps its own accumulators, which are combined pairwise at the pass's end.
+/// the second (a Gather, which reads where its index says, needs only
+/// stride_r == stride_t * W for its non-gathered part). Also: every value varying along that
+/// reduced axis varies along the tile axis (no per-row scalars), every Reduce over the tile varies
+/// along it too, and no Index runs along either. The tiling folds tiles narrower than kMinTileRun
+/// to about kFoldLanes lanes; each lane keeps its own accumulators, which are combined pairwise at
+/// the pass's end.
 bool folds_rows(const schedule::ScheduledKernel& kernel);
+
+/// Elementwise kernels with a transpose that moves the contiguous axis
+/// (transpose_tiles.cpp): a live Load varies along the vector axis with a
+/// stride other than 0 and 1 and has stride 1 along an outer axis, and every
+/// Store that varies along the vector axis has stride 1 there. Such a kernel
+/// walks tiles of `rows` x `cols` elements of (`axis`, vector axis) instead
+/// of row segments: a work unit is a tile (units in the order: the other
+/// axes, tiles along `axis`, tiles along the vector axis), and each block
+/// takes `chunk` consecutive tiles. Per tile the `loads` are read along
+/// `axis` into local buffers, then the vector loop runs once per row of the
+/// tile over its columns. Tile sizes depend on the element size of the
+/// buffered Loads (a tile column reads a whole cache line). Such kernels do
+/// not stream their stores (a tile row is shorter than a streaming chunk).
+struct TransposeTiles {
+  int axis = -1;           ///< the tiled outer axis; -1: the kernel is not tiled
+  int64_t rows = 0;        ///< tile extent along `axis`
+  int64_t cols = 0;        ///< tile extent along the vector axis
+  std::vector<int> loads;  ///< the Loads read through tile buffers, in node order
+};
+TransposeTiles transpose_tiles(const schedule::ScheduledKernel& kernel);
+/// The tiles of a tiled kernel (its work units).
+sym::Expr transpose_tile_units(const schedule::ScheduledKernel& kernel,
+                               const TransposeTiles& tiles);
 
 /// The Reduces of a Reduction kernel that accumulate (their input varies
 /// along a reduced axis), in node order: when the kernel is split, entry i

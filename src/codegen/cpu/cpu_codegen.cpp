@@ -55,6 +55,7 @@ ModuleSource generate_cpu_module(const std::vector<schedule::ScheduledKernel>& k
     for (const ascir::AscNode& n : g.nodes) {
       if (n.kind == ascir::AscKind::Data) ++source.num_inputs;
       if (n.kind == ascir::AscKind::Output) ++source.num_outputs;
+      if (n.kind == ascir::AscKind::Gather) source.gathers.push_back(n.name);
     }
     module.code +=
         fmt::format("\n// ---- kernel {} ({}, {} template) ----\n", source.name, g.name,

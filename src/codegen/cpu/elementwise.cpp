@@ -15,6 +15,7 @@ namespace autofuse::codegen::cpu {
 using ascir::AscKind;
 
 std::string KernelEmitter::emit_elementwise() {
+  if (tiles_.axis >= 0) return emit_elementwise_tiled();
   std::string out = fmt::format(
       "extern \"C\" void {}_kernel(const void* tiling_data, void* const* args, int64_t block_idx) "
       "{{\n",
@@ -49,8 +50,7 @@ std::string KernelEmitter::emit_elementwise() {
   for (const AscNode& n : graph_.nodes) {
     const int level = level_[static_cast<size_t>(n.id)];
     if (!live_[static_cast<size_t>(n.id)] || level < 0) continue;
-    if (n.kind == AscKind::Load || n.kind == AscKind::Store)
-      out += fmt::format("    const int64_t b{} = {};\n", n.id, row_base(n));
+    if (is_strided(n)) out += fmt::format("    const int64_t b{} = {};\n", n.id, row_base(n));
   }
   for (const AscNode& n : graph_.nodes) {
     if (!live_[static_cast<size_t>(n.id)] || level_[static_cast<size_t>(n.id)] != 0) continue;

@@ -28,9 +28,19 @@
 namespace autofuse::codegen::cpu {
 
 void KernelEmitter::emit_inner_loop(int axis, const std::string& lo, const std::string& hi,
-                                    const std::vector<int>& nodes, const std::string& pragma,
+                                    const std::vector<int>& nodes, const std::string& base_pragma,
                                     const std::function<std::string(const std::string&)>& updates,
                                     const std::string& indent, std::string& out) const {
+  // Gathers in the loop add reduction clauses (gather.cpp).
+  emit_simd(nodes, indent, out, [&](const std::string& clauses) {
+    emit_loop_variants(axis, lo, hi, nodes, base_pragma + clauses, updates, indent, out);
+  });
+}
+
+void KernelEmitter::emit_loop_variants(
+    int axis, const std::string& lo, const std::string& hi, const std::vector<int>& nodes,
+    const std::string& pragma, const std::function<std::string(const std::string&)>& updates,
+    const std::string& indent, std::string& out) const {
   std::vector<int> streamed;
   for (int id : nodes)
     if (streamed_.at(static_cast<size_t>(id))) streamed.push_back(id);

@@ -40,40 +40,35 @@ KernelEmitter::KernelEmitter(const schedule::ScheduledKernel& kernel, std::strin
   if (column_) axis_level_.at(static_cast<size_t>(kernel_.tile_axis)) = ++depth_;
   row_axes_ = kernel_.row_axes();
   vector_axis_ = tiling::vector_axis(kernel_);
+  tiles_ = tiling::transpose_tiles(kernel_);
+  buffered_.assign(num_nodes, false);
+  for (int id : tiles_.loads)
+    buffered_.at(static_cast<size_t>(id)) = true;
 
   level_.assign(num_nodes, -1);
   output_of_store_.assign(num_nodes, -1);
+  gather_id_.assign(num_nodes, -1);
+  int num_gathers = 0;
   for (const AscNode& n : graph_.nodes) {
     if (n.kind == AscKind::Data) ++num_inputs_;
-    if (n.kind == AscKind::Output)
-      output_of_store_.at(static_cast<size_t>(n.inputs.at(0))) = n.arg_index;
+    if (n.kind == AscKind::Gather) gather_id_[static_cast<size_t>(n.id)] = num_gathers++;
+    if (n.kind == AscKind::Output) {
+      ++num_outputs_;
+      for (int store : n.inputs)  // every piece of the buffer
+        output_of_store_.at(static_cast<size_t>(store)) = n.arg_index;
+    }
     if (n.kind == AscKind::Data || n.kind == AscKind::Output) continue;
     int level = -1;
     for (int a = 0; a < graph_.num_axes(); ++a)
       if (varies(n, a)) level = std::max(level, axis_level_[static_cast<size_t>(a)]);
     if (n.kind == AscKind::Reduce) {
-      level = std::max(level, 0);  // a per-row result, whatever its input
-    } else if (n.kind != AscKind::Load) {
+      level = std::max(level, 0);          // a per-row result, whatever its input
+    } else if (n.kind != AscKind::Load) {  // (a Gather: also where its index is)
       for (int in : n.inputs)
         level = std::max(level, level_.at(static_cast<size_t>(in)));
     }
     level_[static_cast<size_t>(n.id)] = level;
   }
-
-  live_.assign(num_nodes, false);
-  for (size_t i = num_nodes; i-- > 0;) {
-    const AscNode& n = graph_.nodes[i];
-    if (n.kind == AscKind::Store) live_[i] = true;
-    if (!live_[i]) continue;
-    for (int in : n.inputs)
-      live_.at(static_cast<size_t>(in)) = true;
-  }
-
-  // A streamed store is in the innermost loop (stride 1 along its axis).
-  streamed_.assign(num_nodes, false);
-  for (const AscNode& n : graph_.nodes)
-    streamed_[static_cast<size_t>(n.id)] =
-        depth_ >= 1 && level_[static_cast<size_t>(n.id)] == depth_ && tiling::streams(kernel_, n);
 
   tile_vector_.assign(num_nodes, false);
   if (column_) {
@@ -83,6 +78,25 @@ KernelEmitter::KernelEmitter(const schedule::ScheduledKernel& kernel, std::strin
                          kernel_.is_row_node.at(id) && varies(n, kernel_.tile_axis);
     }
   }
+  plan_gather_hoists();  // (reads levels and tile vectors)
+
+  live_.assign(num_nodes, false);
+  for (size_t i = num_nodes; i-- > 0;) {
+    const AscNode& n = graph_.nodes[i];
+    if (n.kind == AscKind::Store) live_[i] = true;
+    if (!live_[i]) continue;
+    for (int in : operands(n))
+      live_.at(static_cast<size_t>(in)) = true;
+  }
+  for (const AscNode& n : graph_.nodes)
+    has_gathers_ = has_gathers_ || (n.kind == AscKind::Gather && live_[static_cast<size_t>(n.id)]);
+
+  // A streamed store is in the innermost loop (stride 1 along its axis).
+  streamed_.assign(num_nodes, false);
+  for (const AscNode& n : graph_.nodes)
+    streamed_[static_cast<size_t>(n.id)] =
+        depth_ >= 1 && level_[static_cast<size_t>(n.id)] == depth_ && tiling::streams(kernel_, n);
+
   fold_ = tiling::folds_rows(kernel_);
   replicated_.assign(num_nodes, false);
   if (fold_) {
@@ -160,11 +174,19 @@ std::string KernelEmitter::prologue() const {
                          num_inputs_ + n.arg_index, n.name);
     }
   }
+  // After the workspace slot (kernel_abi.h); read only by kernels with gathers.
+  if (has_gathers_)
+    out += fmt::format("  af_status* const af_st = (af_status*)args[{}];  // gather errors\n",
+                       num_inputs_ + num_outputs_ + 1);
   return out;
 }
 
-std::string KernelEmitter::decompose_row(const std::string& row, const std::string& indent) const {
-  const std::vector<int>& outer = row_axes_;
+bool KernelEmitter::is_strided(const AscNode& n) {
+  return n.kind == AscKind::Load || n.kind == AscKind::Gather || n.kind == AscKind::Store;
+}
+
+std::string KernelEmitter::decompose(const std::vector<int>& outer, const std::string& row,
+                                     const std::string& indent) const {
   if (outer.empty()) return {};
   std::string out = indent + "int64_t";
   for (size_t k = 0; k < outer.size(); ++k)
@@ -178,8 +200,7 @@ std::string KernelEmitter::decompose_row(const std::string& row, const std::stri
   return out;
 }
 
-std::string KernelEmitter::advance_row(const std::string& indent) const {
-  const std::vector<int>& outer = row_axes_;
+std::string KernelEmitter::advance(const std::vector<int>& outer, const std::string& indent) const {
   if (outer.empty()) return {};
   // if (++i2 == n2) { i2 = 0; if (++i1 == n1) { i1 = 0; ++i0; } }
   std::string out;
@@ -229,10 +250,16 @@ void KernelEmitter::emit_node(const AscNode& n, const std::string& indent, std::
     case AscKind::Output:
       return;
     case AscKind::Load: {
-      const std::string element = fmt::format("p{}[{}]", in(0).arg_index, address(n));
+      const std::string element = buffered_.at(static_cast<size_t>(n.id))
+                                      ? fmt::format("t{}[(i{} - r0) * {} + (i{} - c0)]", n.id,
+                                                    tiles_.axis, tiles_.cols, vector_axis_)
+                                      : fmt::format("p{}[{}]", in(0).arg_index, address(n));
       rhs = load_expr(n.dtype, element);
       break;
     }
+    case AscKind::Gather:
+      rhs = gather_value(n, indent, out);
+      break;
     case AscKind::Store: {
       const int arg = output_of_store_.at(static_cast<size_t>(n.id));
       AF_CHECK(arg >= 0, "store {} feeds no output", n.name);
@@ -272,6 +299,7 @@ void KernelEmitter::emit_node(const AscNode& n, const std::string& indent, std::
     return;
   }
   out += fmt::format("{}const {} {} = {};  // {}\n", indent, type, value(n.id), rhs, n.name);
+  emit_gather_checks(n.id, indent, out);  // Gathers indexed by this value, checked once here
 }
 
 }  // namespace autofuse::codegen::cpu

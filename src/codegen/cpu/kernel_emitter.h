@@ -16,6 +16,13 @@
 // The innermost loop (inner_loop.cpp) has a second variant for tiling_key
 // kStreamingStoresKey: stores that tiling::streams() go through an aligned
 // local chunk buffer and non-temporal stores.
+//
+// Gathers (gather.cpp) check their index; a bad one reads index 0 and is
+// reported to the kernel's af_status: directly outside vector loops, and
+// through OpenMP reduction flags after a vector loop (a call inside would
+// stop it vectorizing). A Gather whose index is a broadcast of a value
+// computed at an outer level (an embedding lookup: one index per row) is
+// checked once there, and its loop reads a plain row.
 #pragma once
 
 #include <functional>
@@ -23,6 +30,7 @@
 #include <vector>
 
 #include "autofuse/schedule/schedule.h"
+#include "autofuse/tiling/tiling.h"
 
 namespace autofuse::codegen::cpu {
 
@@ -39,13 +47,23 @@ class KernelEmitter {
 
   std::string emit_elementwise();
   std::string emit_reduction();
+  /// Elementwise in transpose tiles (transpose_tiles.cpp, tiling.h).
+  std::string emit_elementwise_tiled();
+  /// Reads tile `tiles_` of every buffered Load into its buffer t<id>.
+  std::string fill_tile_buffers(const std::string& indent) const;
 
   // Shared pieces.
   std::string prologue() const;  // tiling data, symbols, sizes, buffers
   /// Declares the row axes' indices i<a> from the row index `row`.
-  std::string decompose_row(const std::string& row, const std::string& indent) const;
+  std::string decompose_row(const std::string& row, const std::string& indent) const {
+    return decompose(row_axes_, row, indent);
+  }
   /// Steps the row axes' indices to the next row.
-  std::string advance_row(const std::string& indent) const;
+  std::string advance_row(const std::string& indent) const { return advance(row_axes_, indent); }
+  /// The same for the multi-index over `axes` (outer to inner).
+  std::string decompose(const std::vector<int>& axes, const std::string& row,
+                        const std::string& indent) const;
+  std::string advance(const std::vector<int>& axes, const std::string& indent) const;
   /// Appends the code for node `n` (a definition or a store) at `indent`.
   /// `to_buffer`: a streamed store writes its chunk buffer instead.
   void emit_node(const AscNode& n, const std::string& indent, std::string& out,
@@ -61,9 +79,45 @@ class KernelEmitter {
                        const std::vector<int>& nodes, const std::string& pragma,
                        const std::function<std::string(const std::string&)>& updates,
                        const std::string& indent, std::string& out) const;
+  /// emit_inner_loop's loop(s) with `pragma` complete (inner_loop.cpp).
+  void emit_loop_variants(int axis, const std::string& lo, const std::string& hi,
+                          const std::vector<int>& nodes, const std::string& pragma,
+                          const std::function<std::string(const std::string&)>& updates,
+                          const std::string& indent, std::string& out) const;
   /// `if (key is streaming) af_nt_fence();` when some store streams, else empty.
   std::string fence_if_streamed(const std::string& indent) const;
   std::string row_base(const AscNode& n) const;
+  /// Whether node `n` has per-axis strides and a row base b<id> (Load, Gather, Store).
+  static bool is_strided(const AscNode& n);
+
+  // Gathers (gather.cpp).
+  /// Fills hoist_src_ (after level_ and tile_vector_).
+  void plan_gather_hoists();
+  /// The nodes `n` reads: its inputs, except that a hoisted Gather reads
+  /// its index's source instead of the broadcast chain.
+  std::vector<int> operands(const AscNode& n) const;
+  /// After node `src` is defined: the checks and row offsets `go<id>` of the
+  /// Gathers hoisted to it.
+  void emit_gather_checks(int src, const std::string& indent, std::string& out) const;
+  /// The index checks and the report of a bad one, outside vector loops.
+  std::string gather_check(const AscNode& n, const std::string& index, const std::string& indent,
+                           const std::string& guard) const;
+  /// Appends the index checks of Gather `n` at `indent` and returns the
+  /// expression of its value (in a vector loop, the checks update the
+  /// loop's reduction flags instead of reporting).
+  std::string gather_value(const AscNode& n, const std::string& indent, std::string& out) const;
+  /// The live Gathers among `nodes`.
+  std::vector<int> gathers_in(const std::vector<int>& nodes) const;
+  /// A vector loop's reduction clauses for its Gathers' flags.
+  std::string gather_clauses(const std::vector<int>& gathers) const;
+  /// The flags' declarations (before the loop) and reports (after it).
+  std::string gather_flags(const std::vector<int>& gathers, const std::string& indent) const;
+  std::string gather_reports(const std::vector<int>& gathers, const std::string& indent) const;
+  /// Emits a vector loop: `emit(pragma_suffix)` appends it, given the
+  /// reduction clauses to add to its pragma(s); with Gathers among `nodes`,
+  /// wrapped in a block that declares their flags and reports after it.
+  void emit_simd(const std::vector<int>& nodes, const std::string& indent, std::string& out,
+                 const std::function<void(const std::string&)>& emit) const;
   std::string size(int axis) const;  // an int64_t expression for the axis size
   std::string expr(const sym::Expr& e) const;
   bool varies(const AscNode& n, int axis) const;
@@ -142,14 +196,25 @@ class KernelEmitter {
   std::string name_;
   std::string tiling_struct_;
   int num_inputs_ = 0;
+  int num_outputs_ = 0;
+  std::vector<int> gather_id_;  ///< per node: a Gather's index in KernelSource::gathers, else -1
+  bool has_gathers_ = false;    ///< some Gather is live: the kernel reads its af_status
+  /// Per node: a Gather whose index is a broadcast of a value computed at an
+  /// outer loop level: that value's node (checked there), else -1.
+  std::vector<int> hoist_src_;
+  /// While a vector loop's body is emitted: Gathers set its reduction flags.
+  mutable bool in_simd_ = false;
   std::vector<int> axis_level_;       ///< per axis: its loop level (0 = row)
   std::vector<int> level_;            ///< per node: the level computing it (-1 .. depth)
   std::vector<bool> live_;            ///< per node: reaches a Store
   std::vector<int> output_of_store_;  ///< per node: the Output arg a Store writes, else -1
+                                      ///< (an Output may have several Stores)
   std::vector<bool> streamed_;        ///< per node: a Store that streams under key 1
   std::vector<bool> tile_vector_;     ///< per node: column layout, an array over the tile
   std::vector<int> slot_;             ///< per node: workspace slot of a split Reduce, else -1
   std::vector<int> row_axes_;         ///< the axes of a unit's multi-index (level 0)
+  tiling::TransposeTiles tiles_;      ///< Elementwise in transpose tiles (axis >= 0)
+  std::vector<bool> buffered_;        ///< per node: a Load read through its tile buffer
   int vector_axis_ = -1;              ///< the axis of the vectorized loop
   bool column_ = false;               ///< Reduction in the column layout
   bool fold_ = false;                 ///< column layout that may fold rows (tiling::folds_rows)

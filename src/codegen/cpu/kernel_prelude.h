@@ -147,6 +147,21 @@ AF_INLINE void af_nt_fence(void) {
 #endif
 }
 
+// ---- Run-time errors (af_status, kernel_abi.h) --------------------------------
+// A Gather's bad index: the first report of the call wins whole (the
+// compare-exchange claims the status; losers write nothing). Out of line and
+// cold: the loops only test a flag, after the vector loop.
+static __attribute__((noinline, cold, unused)) void af_gather_fail(af_status* st, int32_t which,
+                                                                   int64_t index, int64_t bound) {
+  int32_t ok = AF_STATUS_OK;
+  if (__atomic_compare_exchange_n(&st->code, &ok, (int32_t)AF_STATUS_GATHER_INDEX, 0,
+                                  __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+    st->which = which;
+    st->index = index;
+    st->bound = bound;
+  }
+}
+
 // ---- Bits and half-precision conversions ------------------------------------
 // Vectorizable (select-based) equivalents of support/half.h, bit-identical
 // to it for every input (tested exhaustively in tests/codegen). They do no

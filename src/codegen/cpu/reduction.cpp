@@ -143,8 +143,7 @@ std::string KernelEmitter::emit_reduction() {
   }
   for (const AscNode& n : graph_.nodes) {
     if (!live_[static_cast<size_t>(n.id)] || level_[static_cast<size_t>(n.id)] < 0) continue;
-    if (n.kind == AscKind::Load || n.kind == AscKind::Store)
-      out += fmt::format("{}const int64_t b{} = {};\n", ind, n.id, row_base(n));
+    if (is_strided(n)) out += fmt::format("{}const int64_t b{} = {};\n", ind, n.id, row_base(n));
   }
   bool jumps = false;
   for (int stage = 0; stage <= kernel_.num_passes; ++stage) {
@@ -196,6 +195,7 @@ void KernelEmitter::emit_stage(int stage, const std::string& indent, std::string
       }
       out += fmt::format("{}const {} {} = {};  // {}\n", indent, c_compute_type(n.dtype),
                          value(n.id), rhs, n.name);
+      emit_gather_checks(n.id, indent, out);
       continue;
     }
     if (pass_of(n.id) != stage) continue;
@@ -243,19 +243,21 @@ void KernelEmitter::emit_stage_tile_vectors(int stage, const std::string& indent
   const std::string head =
       fmt::format("{0}for (int64_t i{1} = t0; i{1} < t1; ++i{1}) {{\n", indent, t);
   if (!values.empty()) {
-    out += "#pragma omp simd\n" + head;
-    for (int id : values) {
-      const AscNode& n = node(id);
-      if (n.kind != AscKind::Reduce) {
-        emit_node(n, indent + "  ", out);
-        continue;
+    emit_simd(values, indent, out, [&](const std::string& clauses) {
+      out += "#pragma omp simd" + clauses + "\n" + head;
+      for (int id : values) {
+        const AscNode& n = node(id);
+        if (n.kind != AscKind::Reduce) {
+          emit_node(n, indent + "  ", out);
+          continue;
+        }
+        const std::string rhs =
+            accumulates(n) ? reduce_result(n.op, n.dtype, acc(id), nan(id), reduce_count(n))
+                           : value(n.inputs.at(0));
+        out += fmt::format("{}  {} = {};  // {}\n", indent, value(id), rhs, n.name);
       }
-      const std::string rhs = accumulates(n)
-                                  ? reduce_result(n.op, n.dtype, acc(id), nan(id), reduce_count(n))
-                                  : value(n.inputs.at(0));
-      out += fmt::format("{}  {} = {};  // {}\n", indent, value(id), rhs, n.name);
-    }
-    out += indent + "}\n";
+      out += indent + "}\n";
+    });
     // Folding: the passes read them in `fold` copies, one per row of a group.
     std::string copies;
     for (int id : values)

@@ -210,7 +210,7 @@ KernelEmitter::PassPlan KernelEmitter::plan_pass(int pass) const {
     AF_CHECK(pass_of(n.id) <= pass, "kernel {}: {} (pass {}) needed in pass {}", graph_.name,
              n.name, pass_of(n.id), pass);
     plan.deepest = std::max(plan.deepest, level_[i]);
-    for (int in : n.inputs) {
+    for (int in : operands(n)) {
       const AscNode& input = node(in);
       if (input.kind == AscKind::Data || level_.at(static_cast<size_t>(in)) < 0) continue;
       if (in_loop(in)) {

@@ -1,0 +1,60 @@
+// Movement ops inside a kernel region (docs/data-movement-fusion.md).
+//
+// Inside a kernel every value is an element per loop point, so a movement op
+// either *ties* its input to the loop axes of its output (transpose and
+// squeeze-like reshape of a computed value relabel axes; broadcast_to
+// stretches; concat pieces share one iteration space and are stored at their
+// offsets) or is a *view leaf*: its output is read from a buffer through a
+// composed address (a Load whose strides and offset come from the chain of
+// slices, splits, transposes, reshapes and broadcasts back to a region input;
+// a gather adds one dynamic index). A view leaf needs its input to be
+// *walkable*: reachable from a value the region does not compute through
+// movement ops only. fuse::map_loop_axes and ascir::lower_region both use
+// this one classification.
+#pragma once
+
+#include <vector>
+
+#include "autofuse/fuse/fusion_decision.h"
+#include "autofuse/graph/graph.h"
+
+namespace autofuse::fuse {
+
+/// transpose, reshape, slice, split, concat, gather (broadcast_to is not:
+/// it has always been a kernel op that ties).
+bool is_movement_op(OpKind op);
+
+/// A reshape whose non-1 dims are the input's non-1 dims in order (it only
+/// inserts or removes literal-1 dims).
+bool is_squeeze_reshape(const Graph& graph, const Node& node);
+
+class RegionViews {
+ public:
+  /// `nodes`: the candidate region, sorted (topological).
+  RegionViews(const Graph& graph, const std::vector<NodeId>& nodes);
+
+  /// Whether `v` is read from memory through movement ops only: not produced
+  /// by the region, or produced by transpose/broadcast_to/reshape/slice/split
+  /// of a walkable value.
+  bool walkable(ValueId v) const;
+  /// Whether `node`'s outputs are read through a composed view (slice,
+  /// split, gather always; transpose and reshape when their input is
+  /// walkable) instead of being tied to the input's loop axes.
+  bool is_view_leaf(const Node& node) const;
+  /// Whether input `i` of a region node lives on the node's loop axes (the
+  /// node ties it); false for the inputs a view leaf reads through its view.
+  bool ties_input(const Node& node, size_t i) const;
+  /// Refuses a node the loop-level IR cannot express: a slice, split,
+  /// gather or regrouping reshape of a value the region computes, a view
+  /// chain through a gather, or a regrouping reshape of a strided view.
+  FusionDecision check(const Node& node) const;
+
+  bool in_region(NodeId id) const;
+
+ private:
+  const Graph& graph_;
+  const std::vector<NodeId>& nodes_;
+  std::vector<bool> walkable_;  // per value id (false for values outside the region's reach)
+};
+
+}  // namespace autofuse::fuse

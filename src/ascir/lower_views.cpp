@@ -1,0 +1,228 @@
+// compose_leaf_view: coordinates of a view leaf's elements, carried back
+// through transpose, broadcast_to, reshape, slice, split and gather to the
+// buffer of a region input (see lower_views.h).
+#include "ascir/lower_views.h"
+
+#include <variant>
+
+#include "autofuse/error.h"
+
+namespace autofuse::ascir::detail {
+
+namespace {
+
+const sym::Expr kZero(0);
+
+/// One coordinate of a value: offset + sum(coef[a] * i_a) + gather * k,
+/// where i_a are the loop indices and k the gathered index.
+struct Coord {
+  sym::Expr offset{0};
+  std::vector<sym::Expr> coef;
+  sym::Expr gather{0};
+};
+using Coords = std::vector<Coord>;
+
+bool is_one(const sym::ShapeEnv& env, const sym::Expr& e) {
+  return env.canonicalize(e).as_const() == 1;
+}
+
+class Composer {
+ public:
+  Composer(const Graph& graph, const fuse::Region& region, const fuse::RegionViews& views)
+      : graph_(graph), env_(graph.shape_env()), region_(region), views_(views) {}
+
+  LeafView run(const Node& leaf, int output_index) {
+    const ValueId w = leaf.outputs.at(static_cast<size_t>(output_index));
+    Coords coords = leaf_coords(w);
+    LeafView view;
+    coords = apply(leaf, output_index, coords, view);
+    ValueId v = leaf.inputs.at(0);
+    while (!done_) {
+      const NodeId producer = graph_.value(v).producer;
+      if (producer == kNoNode || !views_.in_region(producer)) break;
+      const Node& p = graph_.node(producer);
+      int index = 0;
+      while (p.outputs.at(static_cast<size_t>(index)) != v)
+        ++index;
+      coords = apply(p, index, coords, view);
+      v = p.inputs.at(0);
+    }
+    if (!done_) address_in(v, coords);
+    view.buffer = buffer_;
+    view.offset = offset_;
+    view.strides = strides_;
+    view.gather_stride = gather_stride_;
+    return view;
+  }
+
+ private:
+  int num_axes() const { return static_cast<int>(region_.loop_axes.sizes.size()); }
+
+  Coord zero() const { return Coord{kZero, std::vector<sym::Expr>(num_axes(), kZero), kZero}; }
+
+  Coords leaf_coords(ValueId w) const {
+    auto it = region_.loop_axes.value_axes.find(w);
+    AF_CHECK(it != region_.loop_axes.value_axes.end(), "view leaf '{}' has no loop axes",
+             graph_.value(w).name);
+    const Shape& shape = graph_.value(w).type.shape;
+    Coords coords;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      Coord c = zero();
+      if (!is_one(env_, shape[d])) c.coef[static_cast<size_t>(it->second[d])] = sym::Expr(1);
+      coords.push_back(std::move(c));
+    }
+    return coords;
+  }
+
+  static Coord scaled(const Coord& c, int64_t step, const sym::Expr& first) {
+    Coord out = c;
+    out.offset = first + c.offset * step;
+    for (sym::Expr& k : out.coef)
+      k = k * step;
+    out.gather = c.gather * step;
+    return out;
+  }
+
+  // Coordinates of node.inputs[0] from those of its output `index`.
+  Coords apply(const Node& node, int index, const Coords& y, LeafView& view) {
+    const ValueId in = node.inputs.at(0);
+    const Shape& x_shape = graph_.value(in).type.shape;
+    const size_t rx = x_shape.size();
+    switch (op_info(node.op).op_class) {
+      case OpClass::Transpose: {
+        const auto& perm = std::get<TransposeAttrs>(node.attrs).perm;
+        Coords x(rx);
+        for (size_t i = 0; i < perm.size(); ++i)
+          x[static_cast<size_t>(perm[i])] = y[i];
+        return x;
+      }
+      case OpClass::BroadcastTo: {
+        const size_t shift = y.size() - rx;
+        Coords x;
+        for (size_t d = 0; d < rx; ++d)
+          x.push_back(is_one(env_, x_shape[d]) ? zero() : y[d + shift]);
+        return x;
+      }
+      case OpClass::Reshape: {
+        if (fuse::is_squeeze_reshape(graph_, node)) {
+          Coords x;
+          size_t next = 0;
+          const Shape& y_shape = graph_.value(node.outputs[0]).type.shape;
+          for (size_t d = 0; d < rx; ++d) {
+            if (is_one(env_, x_shape[d])) {
+              x.push_back(zero());
+              continue;
+            }
+            while (is_one(env_, y_shape.at(next)))
+              ++next;
+            x.push_back(y[next++]);
+          }
+          return x;
+        }
+        // A regrouping reshape of a dense chain (fuse checked it): the
+        // buffer is read at the row-major position of the reshape's output.
+        address_in(node.outputs[0], y);
+        ValueId v = in;
+        for (;;) {
+          const NodeId producer = graph_.value(v).producer;
+          if (producer == kNoNode || !views_.in_region(producer)) break;
+          v = graph_.node(producer).inputs.at(0);
+        }
+        buffer_ = v;
+        done_ = true;
+        return {};
+      }
+      case OpClass::Slice: {
+        const auto& attrs = std::get<SliceAttrs>(node.attrs);
+        Coords x = y;
+        for (size_t i = 0; i < attrs.axes.size(); ++i) {
+          const auto axis = static_cast<size_t>(attrs.axes[i]);
+          const sym::Expr first = slice_first_index(env_, env_.canonicalize(x_shape[axis]),
+                                                    attrs.starts[i], attrs.steps[i]);
+          x[axis] = scaled(y[axis], attrs.steps[i], first);
+        }
+        return x;
+      }
+      case OpClass::Split: {
+        const auto& attrs = std::get<SplitAttrs>(node.attrs);
+        const auto axis = static_cast<size_t>(attrs.axis);
+        sym::Expr start(0);
+        for (int k = 0; k < index; ++k)
+          start = start + attrs.sizes.at(static_cast<size_t>(k));
+        Coords x = y;
+        x[axis] = scaled(y[axis], 1, start);
+        return x;
+      }
+      case OpClass::Gather: {
+        AF_CHECK(!view.is_gather, "view chain through two gathers");
+        const auto axis = static_cast<size_t>(std::get<AxisAttrs>(node.attrs).axis);
+        const size_t q = graph_.value(node.inputs.at(1)).type.rank();
+        view.is_gather = true;
+        view.gather_index = node.inputs.at(1);
+        view.gather_size = env_.canonicalize(x_shape[axis]);
+        Coords x;
+        for (size_t d = 0; d < rx; ++d) {
+          if (d < axis) {
+            x.push_back(y[d]);
+          } else if (d == axis) {
+            Coord c = zero();
+            c.gather = sym::Expr(1);
+            x.push_back(std::move(c));
+          } else {
+            x.push_back(y[d + q - 1]);
+          }
+        }
+        return x;
+      }
+      default:
+        AF_CHECK(false, "{} '{}' in a view chain", op_name(node.op),
+                 graph_.value(node.outputs.at(0)).name);
+        return {};
+    }
+  }
+
+  // The address of `coords` in the row-major buffer of value `v`.
+  void address_in(ValueId v, const Coords& coords) {
+    const std::vector<sym::Expr> s = row_major_strides(env_, graph_.value(v).type.shape);
+    AF_CHECK(s.size() == coords.size(), "view of '{}': rank mismatch", graph_.value(v).name);
+    buffer_ = v;
+    offset_ = kZero;
+    strides_.assign(static_cast<size_t>(num_axes()), kZero);
+    gather_stride_ = kZero;
+    for (size_t d = 0; d < coords.size(); ++d) {
+      offset_ = offset_ + coords[d].offset * s[d];
+      for (size_t a = 0; a < strides_.size(); ++a)
+        strides_[a] = strides_[a] + coords[d].coef[a] * s[d];
+      gather_stride_ = gather_stride_ + coords[d].gather * s[d];
+    }
+  }
+
+  const Graph& graph_;
+  const sym::ShapeEnv& env_;
+  const fuse::Region& region_;
+  const fuse::RegionViews& views_;
+  bool done_ = false;
+  ValueId buffer_ = 0;
+  sym::Expr offset_{0};
+  std::vector<sym::Expr> strides_;
+  sym::Expr gather_stride_{0};
+};
+
+}  // namespace
+
+std::vector<sym::Expr> row_major_strides(const sym::ShapeEnv& env, const Shape& shape) {
+  std::vector<sym::Expr> strides(shape.size(), sym::Expr(1));
+  sym::Expr stride(1);
+  for (size_t d = shape.size(); d-- > 0;) {
+    strides[d] = stride;
+    stride = stride * env.canonicalize(shape[d]);
+  }
+  return strides;
+}
+
+LeafView compose_leaf_view(const Graph& graph, const fuse::Region& region,
+                           const fuse::RegionViews& views, const Node& node, int output_index) {
+  return Composer(graph, region, views).run(node, output_index);
+}
+
+}  // namespace autofuse::ascir::detail

@@ -1,0 +1,129 @@
+// RegionViews: which movement ops of a region tie axes and which are view
+// leaves (see view_ops.h).
+#include "autofuse/fuse/view_ops.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace autofuse::fuse {
+
+bool is_movement_op(OpKind op) {
+  switch (op_info(op).op_class) {
+    case OpClass::Transpose:
+    case OpClass::Reshape:
+    case OpClass::Slice:
+    case OpClass::Split:
+    case OpClass::Concat:
+    case OpClass::Gather:
+      return true;
+    default:
+      return false;
+  }
+}
+
+namespace {
+
+std::vector<sym::Expr> non_one_dims(const sym::ShapeEnv& env, const Shape& shape) {
+  std::vector<sym::Expr> dims;
+  for (const sym::Expr& d : shape) {
+    sym::Expr c = env.canonicalize(d);
+    if (c.as_const() != 1) dims.push_back(std::move(c));
+  }
+  return dims;
+}
+
+}  // namespace
+
+bool is_squeeze_reshape(const Graph& graph, const Node& node) {
+  if (op_info(node.op).op_class != OpClass::Reshape) return false;
+  const sym::ShapeEnv& env = graph.shape_env();
+  const auto in = non_one_dims(env, graph.value(node.inputs.at(0)).type.shape);
+  const auto out = non_one_dims(env, graph.value(node.outputs.at(0)).type.shape);
+  if (in.size() != out.size()) return false;
+  for (size_t i = 0; i < in.size(); ++i)
+    if (!env.known_equal(in[i], out[i])) return false;
+  return true;
+}
+
+RegionViews::RegionViews(const Graph& graph, const std::vector<NodeId>& nodes)
+    : graph_(graph), nodes_(nodes), walkable_(graph.values().size(), false) {
+  // Values produced outside the region are buffers: walkable. Node ids are
+  // topological, so one forward sweep settles the rest.
+  for (NodeId id : nodes)
+    for (ValueId in : graph.node(id).inputs) {
+      const NodeId producer = graph.value(in).producer;
+      if (producer == kNoNode || !in_region(producer)) walkable_[in] = true;
+    }
+  for (NodeId id : nodes) {
+    const Node& node = graph.node(id);
+    bool view = false;
+    switch (op_info(node.op).op_class) {
+      case OpClass::Transpose:
+      case OpClass::BroadcastTo:
+      case OpClass::Reshape:
+      case OpClass::Slice:
+      case OpClass::Split:
+        view = walkable_[node.inputs.at(0)];
+        break;
+      default:
+        break;
+    }
+    for (ValueId out : node.outputs)
+      walkable_[out] = view;
+  }
+}
+
+bool RegionViews::in_region(NodeId id) const {
+  return std::binary_search(nodes_.begin(), nodes_.end(), id);
+}
+
+bool RegionViews::walkable(ValueId v) const {
+  return walkable_.at(v);
+}
+
+bool RegionViews::is_view_leaf(const Node& node) const {
+  switch (op_info(node.op).op_class) {
+    case OpClass::Slice:
+    case OpClass::Split:
+    case OpClass::Gather:
+      return true;
+    case OpClass::Transpose:
+      return walkable(node.inputs.at(0));
+    case OpClass::Reshape:
+      return walkable(node.inputs.at(0)) || !is_squeeze_reshape(graph_, node);
+    default:
+      return false;
+  }
+}
+
+bool RegionViews::ties_input(const Node& node, size_t i) const {
+  if (op_info(node.op).op_class == OpClass::Gather) return i == 1;  // the indices
+  return !is_view_leaf(node);
+}
+
+FusionDecision RegionViews::check(const Node& node) const {
+  if (!is_view_leaf(node)) return FusionDecision::allow();
+  const ValueId in = node.inputs.at(0);
+  const std::string& name = graph_.value(node.outputs.at(0)).name;
+  if (!walkable(in))
+    return FusionDecision::refuse(fmt::format(
+        "{} '{}' reads '{}', which the region computes (only views of buffers are fused)",
+        op_name(node.op), name, graph_.value(in).name));
+  // A reshape that regroups dims is an address computation only over a
+  // dense buffer: every op behind it must be a reshape too.
+  if (op_info(node.op).op_class == OpClass::Reshape && !is_squeeze_reshape(graph_, node)) {
+    for (ValueId v = in;;) {
+      const NodeId producer = graph_.value(v).producer;
+      if (producer == kNoNode || !in_region(producer)) break;
+      const Node& p = graph_.node(producer);
+      if (op_info(p.op).op_class != OpClass::Reshape)
+        return FusionDecision::refuse(
+            fmt::format("reshape '{}' regroups the dims of a {} view", name, op_name(p.op)));
+      v = p.inputs.at(0);
+    }
+  }
+  return FusionDecision::allow();
+}
+
+}  // namespace autofuse::fuse
