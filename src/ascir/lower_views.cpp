@@ -119,8 +119,31 @@ class Composer {
           }
           return x;
         }
-        // A regrouping reshape of a dense chain (fuse checked it): the
-        // buffer is read at the row-major position of the reshape's output.
+        if (fuse::is_splitting_reshape(graph_, node)) {
+          // Each input dim is the row-major combination of its group's
+          // output dims: affine.
+          const Shape& y_shape = graph_.value(node.outputs[0]).type.shape;
+          const auto groups = fuse::reshape_groups(env_, x_shape, y_shape);
+          AF_CHECK(groups.has_value(), "reshape '{}' has no groups",
+                   graph_.value(node.outputs[0]).name);
+          Coords x(rx, zero());
+          for (const fuse::ReshapeGroup& g : *groups) {
+            Coord c = zero();
+            sym::Expr stride(1);
+            for (size_t k = g.out_dims.size(); k-- > 0;) {
+              const Coord& o = y[static_cast<size_t>(g.out_dims[k])];
+              c.offset = c.offset + o.offset * stride;
+              for (size_t a = 0; a < c.coef.size(); ++a)
+                c.coef[a] = c.coef[a] + o.coef[a] * stride;
+              c.gather = c.gather + o.gather * stride;
+              stride = stride * env_.canonicalize(y_shape[static_cast<size_t>(g.out_dims[k])]);
+            }
+            x[static_cast<size_t>(g.in_dims.at(0))] = std::move(c);
+          }
+          return x;
+        }
+        // A reshape that merges dims, over a dense chain (fuse checked it):
+        // the buffer is read at the row-major position of its output.
         address_in(node.outputs[0], y);
         ValueId v = in;
         for (;;) {

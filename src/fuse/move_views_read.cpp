@@ -184,6 +184,7 @@ const std::vector<Rewrite>& read_rewrites() {
       {"hoist_selection_over_transpose", hoist_selection_over_transpose},
       {"fold_selection_of_splat_constant", fold_selection_of_splat_constant},
       {"forward_split_of_concat", forward_split_of_concat},
+      {"hoist_reshape_over_elementwise", hoist_reshape_over_elementwise},
   };
   return rewrites;
 }

@@ -110,6 +110,9 @@ inline ValueId piece(const std::vector<ValueId>& pieces, size_t i) {
 
 // ---- The rewrites (move_views_read.cpp, move_views_write.cpp) ----
 
+/// reshape(ew(a, b)) -> ew(reshape a, reshape b) (move_views_reshape.cpp).
+bool hoist_reshape_over_elementwise(Rebuild& rb, const Node& node);
+
 /// Read side, in the order they are tried.
 const std::vector<Rewrite>& read_rewrites();
 /// Write side, in the order they are tried.

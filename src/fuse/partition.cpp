@@ -89,13 +89,18 @@ class Partitioner {
         }
       }
     }
-    if (config_.enabled) merge_siblings();
+    if (config_.enabled) {
+      absorb_movement_producers();
+      merge_siblings();
+    }
     unfuse_pure_movement();
     return std::move(g_);
   }
 
  private:
-  void try_merge(int from, int into);
+  bool try_merge(int from, int into);
+  bool is_pure_movement(int region) const;
+  void absorb_movement_producers();
   void unfuse_pure_movement();
   void merge_siblings();
   FusionDecision can_merge(int a, int b) const;
@@ -115,13 +120,13 @@ class Partitioner {
   std::vector<bool> is_graph_output_;
 };
 
-void Partitioner::try_merge(int from, int into) {
+bool Partitioner::try_merge(int from, int into) {
   const FusionDecision decision = can_merge(from, into);
   if (!decision) {
     if (config_.log_refusals)
       g_.refusals.push_back(fmt::format("merge of {} into {} refused: {}", describe(from),
                                         describe(into), decision.reason()));
-    return;
+    return false;
   }
   // The region that started first keeps its index, so the result does not
   // depend on which side asked.
@@ -135,6 +140,43 @@ void Partitioner::try_merge(int from, int into) {
   g_.regions[keep].nodes = std::move(merged);
   g_.regions[gone].nodes.clear();
   g_.regions[gone].alive = false;
+  return true;
+}
+
+bool Partitioner::is_pure_movement(int region) const {
+  const WorkRegion& r = g_.regions[static_cast<size_t>(region)];
+  return r.alive && r.kind == RegionKind::Kernel &&
+         std::all_of(r.nodes.begin(), r.nodes.end(),
+                     [&](NodeId id) { return is_movement_op(graph_.node(id).op); });
+}
+
+// The greedy pass grows a chain of movement ops from its producer side, so
+// a view whose value is still read by not-yet-merged consumers is refused
+// ("it stays a view") and the chain stops at a movement-only region. Now
+// that the consumers have their kernels, each computing kernel tries again
+// to take in the movement-only regions it reads (a slice of a reshaped Gemm
+// output), until nothing changes.
+void Partitioner::absorb_movement_producers() {
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t r = 0; r < g_.regions.size() && !changed; ++r) {
+      const WorkRegion& region = g_.regions[r];
+      if (!region.alive || region.kind != RegionKind::Kernel || is_pure_movement(int(r))) continue;
+      for (NodeId id : std::vector<NodeId>(region.nodes)) {
+        for (ValueId in : graph_.node(id).inputs) {
+          const NodeId producer = graph_.value(in).producer;
+          if (producer == kNoNode) continue;
+          const int from = g_.region_of[producer];
+          if (from < 0 || from == static_cast<int>(r) || !is_pure_movement(from)) continue;
+          if (try_merge(from, static_cast<int>(r))) {
+            changed = true;
+            break;
+          }
+        }
+        if (changed) break;
+      }
+    }
+  }
 }
 
 // Horizontal fusion: kernels that read the same value (and do not depend

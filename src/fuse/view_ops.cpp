@@ -46,6 +46,57 @@ bool is_squeeze_reshape(const Graph& graph, const Node& node) {
   return true;
 }
 
+std::optional<std::vector<ReshapeGroup>> reshape_groups(const sym::ShapeEnv& env, const Shape& in,
+                                                        const Shape& out) {
+  std::vector<int> in_dims, out_dims;
+  for (int d = 0; d < static_cast<int>(in.size()); ++d)
+    if (env.canonicalize(in[d]).as_const() != 1) in_dims.push_back(d);
+  for (int d = 0; d < static_cast<int>(out.size()); ++d)
+    if (env.canonicalize(out[d]).as_const() != 1) out_dims.push_back(d);
+  const auto product = [&](const Shape& shape, const std::vector<int>& dims, size_t from,
+                           size_t count) {
+    sym::Expr p(1);
+    for (size_t k = from; k < from + count; ++k)
+      p = p * env.canonicalize(shape[static_cast<size_t>(dims[k])]);
+    return p;
+  };
+  std::vector<ReshapeGroup> groups;
+  size_t i = 0, j = 0;
+  while (i < in_dims.size() || j < out_dims.size()) {
+    if (i == in_dims.size() || j == out_dims.size()) return std::nullopt;
+    // The smallest (di, dj) whose products are equal: ranks are small, so
+    // trying every pair in order of di + dj is cheap.
+    bool found = false;
+    for (size_t total = 2; !found && total <= in_dims.size() - i + out_dims.size() - j; ++total)
+      for (size_t di = 1; di < total && !found; ++di) {
+        const size_t dj = total - di;
+        if (i + di > in_dims.size() || j + dj > out_dims.size()) continue;
+        if (!env.known_equal(product(in, in_dims, i, di), product(out, out_dims, j, dj))) continue;
+        ReshapeGroup g;
+        g.in_dims.assign(in_dims.begin() + static_cast<std::ptrdiff_t>(i),
+                         in_dims.begin() + static_cast<std::ptrdiff_t>(i + di));
+        g.out_dims.assign(out_dims.begin() + static_cast<std::ptrdiff_t>(j),
+                          out_dims.begin() + static_cast<std::ptrdiff_t>(j + dj));
+        groups.push_back(std::move(g));
+        i += di;
+        j += dj;
+        found = true;
+      }
+    if (!found) return std::nullopt;
+  }
+  return groups;
+}
+
+bool is_splitting_reshape(const Graph& graph, const Node& node) {
+  if (op_info(node.op).op_class != OpClass::Reshape) return false;
+  const auto groups = reshape_groups(graph.shape_env(), graph.value(node.inputs.at(0)).type.shape,
+                                     graph.value(node.outputs.at(0)).type.shape);
+  if (!groups) return false;
+  for (const ReshapeGroup& g : *groups)
+    if (g.in_dims.size() != 1) return false;
+  return true;
+}
+
 RegionViews::RegionViews(const Graph& graph, const std::vector<NodeId>& nodes)
     : graph_(graph), nodes_(nodes), walkable_(graph.values().size(), false) {
   // Values produced outside the region are buffers: walkable. Node ids are
@@ -110,9 +161,11 @@ FusionDecision RegionViews::check(const Node& node) const {
     return FusionDecision::refuse(fmt::format(
         "{} '{}' reads '{}', which the region computes (only views of buffers are fused)",
         op_name(node.op), name, graph_.value(in).name));
-  // A reshape that regroups dims is an address computation only over a
-  // dense buffer: every op behind it must be a reshape too.
-  if (op_info(node.op).op_class == OpClass::Reshape && !is_squeeze_reshape(graph_, node)) {
+  // A reshape that merges dims is an address computation only over a dense
+  // buffer: every op behind it must be a reshape too. One that only splits
+  // dims is affine over any view.
+  if (op_info(node.op).op_class == OpClass::Reshape && !is_squeeze_reshape(graph_, node) &&
+      !is_splitting_reshape(graph_, node)) {
     for (ValueId v = in;;) {
       const NodeId producer = graph_.value(v).producer;
       if (producer == kNoNode || !in_region(producer)) break;

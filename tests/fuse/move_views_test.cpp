@@ -518,3 +518,55 @@ TEST(MoveViews, FlagTurnsItOff) {
 
 }  // namespace
 }  // namespace autofuse::fuse
+
+namespace autofuse::fuse {
+namespace {
+
+TEST(MoveViewsReshape, ReshapeAfterABiasAddMovesOntoTheGemmOutputAndTheBias) {
+  // GPT-2's Conv1D: [b*s, n] + bias, then [b, s, n]; BERT's heads: then
+  // [b, s, h, d]. Both reshapes end on buffers (h, bias, res): views there.
+  auto g = parse(R"(
+    graph g(h: f32[B*S, 96], bias: f32[96], res: f32[B, S, 96]) {
+      y = add(h, bias)
+      r = reshape(y, shape=[B, S, 96])
+      z = add(r, res)
+      q = reshape(z, shape=[B, S, 4, 24])
+      t = transpose(q, perm=[0, 2, 1, 3])
+      return t
+    })");
+  MoveViewsResult r = rewrite(g);
+  const Graph& out = *r.graph;
+  EXPECT_THAT(r.by_rewrite,
+              ::testing::Contains(std::pair<std::string, int>("hoist_reshape_over_elementwise", 3)))
+      << print_graph(out);
+  for (const Node& node : out.nodes())
+    if (node.op == OpKind::Reshape) {
+      // Every reshape reads a graph input or another reshape.
+      const Node* p = out.value(node.inputs[0]).producer == kNoNode
+                          ? nullptr
+                          : &out.node(out.value(node.inputs[0]).producer);
+      EXPECT_TRUE(p == nullptr || p->op == OpKind::Reshape) << print_graph(out);
+    }
+  EXPECT_EQ(out.value(out.find_value("bias_r_q").value()).type.to_string(), "f32[4, 24]");
+  expect_same_results(*g, out, {{{"B", 1}, {"S", 1}}, {{"B", 2}, {"S", 7}}, {{"B", 3}, {"S", 5}}});
+}
+
+TEST(MoveViewsReshape, StopsAtReductionsAndPartialGroups) {
+  // LayerNorm's tail before a Gemm: the reshape stays below it (moving it
+  // onto the mean would cut the LayerNorm kernel). A [N, 6] operand against
+  // [N, 6] -> [N*2, 3] regrouping (one group) spans part of it: no rewrite.
+  auto g = parse(R"(
+    graph g(x: f32[B, S, 8], u: f32[N, 6], v: f32[6]) {
+      m = reduce_mean(x, axes=[2], keepdims=true)
+      c = sub(x, m)
+      r = reshape(c, shape=[B*S, 8])
+      w = mul(u, v)
+      k = reshape(w, shape=[N*2, 3])
+      return r, k
+    })");
+  MoveViewsResult r = rewrite(g);
+  EXPECT_EQ(r.rewrites, 0) << print_graph(*r.graph);
+}
+
+}  // namespace
+}  // namespace autofuse::fuse

@@ -13,6 +13,7 @@
 // this one classification.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "autofuse/fuse/fusion_decision.h"
@@ -27,6 +28,21 @@ bool is_movement_op(OpKind op);
 /// A reshape whose non-1 dims are the input's non-1 dims in order (it only
 /// inserts or removes literal-1 dims).
 bool is_squeeze_reshape(const Graph& graph, const Node& node);
+
+/// One group of a reshape: input dims whose product equals the product of
+/// output dims (literal-1 dims belong to no group).
+struct ReshapeGroup {
+  std::vector<int> in_dims;
+  std::vector<int> out_dims;
+};
+/// The smallest groups of a reshape from `in` to `out`, in order; nullopt
+/// when the products cannot be matched (symbolic sizes not provably equal).
+std::optional<std::vector<ReshapeGroup>> reshape_groups(const sym::ShapeEnv& env, const Shape& in,
+                                                        const Shape& out);
+/// A reshape each of whose input dims becomes one or more output dims (no
+/// merging): its input coordinates are affine in its output coordinates, so
+/// it is a view of any view.
+bool is_splitting_reshape(const Graph& graph, const Node& node);
 
 class RegionViews {
  public:

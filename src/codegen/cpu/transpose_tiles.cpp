@@ -11,7 +11,8 @@
 //                   elements per column; constant bounds)
 //                   t5[r * C + c] = blk[c][r]              (the transpose:
 //                   a fixed-size block the compiler does in registers)
-//       edge tile:  the same with the tile's bounds, element by element
+//       edge tile:  t5[r * C + c] = p[b5 + r + c * s] within the tile's
+//                   bounds (a vector loop along its longer side)
 //     for i_a in [r0, r1):                   // the tile's rows
 //       row bases, row nodes (their Stores when c0 == 0: once per row)
 //       vector loop over i_v in [c0, c1): %5 reads t5[(i_a - r0) * C +
@@ -62,12 +63,24 @@ std::string KernelEmitter::fill_tile_buffers(const std::string& indent) const {
                        in2, cols, id, cols);
     out += in2 + "}\n";
   }
-  out += in1 + "} else {  // an edge tile\n";
+  // An edge tile: the vector loop along its longer side (an axis shorter
+  // than a tile makes every tile an edge tile).
+  out += in1 + "} else if (r1 - r0 >= c1 - c0) {  // an edge tile, read along the rows\n";
   for (int id : loads) {
-    out += fmt::format("{}for (int64_t c_ = c0; c_ < c1; ++c_)\n", in2);
+    out += fmt::format("{}for (int64_t c_ = c0; c_ < c1; ++c_) {{\n", in2);
+    out += "#pragma omp simd\n";
     out +=
         fmt::format("{}  for (int64_t r_ = 0; r_ < r1 - r0; ++r_) t{}[r_ * {} + (c_ - c0)] = {};\n",
                     in2, id, cols, element(id, "r_", "c_"));
+    out += in2 + "}\n";
+  }
+  out += in1 + "} else {  // an edge tile with few rows\n";
+  for (int id : loads) {
+    out += fmt::format("{}for (int64_t r_ = 0; r_ < r1 - r0; ++r_) {{\n", in2);
+    out += "#pragma omp simd\n";
+    out += fmt::format("{}  for (int64_t c_ = c0; c_ < c1; ++c_) t{}[r_ * {} + (c_ - c0)] = {};\n",
+                       in2, id, cols, element(id, "r_", "c_"));
+    out += in2 + "}\n";
   }
   out += in1 + "}\n";
   out += indent + "}\n";
