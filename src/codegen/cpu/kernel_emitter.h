@@ -13,6 +13,11 @@
 // layout, row nodes that vary along the tile axis ("tile vectors") are local
 // arrays `v<id>[i<tile> - t0]` filled between passes.
 //
+// An Elementwise kernel with a transpose that moves the contiguous axis
+// (tiling::transpose_tiles) walks 2-D tiles instead of row segments
+// (transpose_tiles.cpp): its transposed Loads are read into local tile
+// buffers, then each tile row runs the same vector loop.
+//
 // The innermost loop (inner_loop.cpp) has a second variant for tiling_key
 // kStreamingStoresKey: stores that tiling::streams() go through an aligned
 // local chunk buffer and non-temporal stores.
