@@ -116,6 +116,12 @@ bool folds_rows(const ScheduledKernel& kernel) {
     if (n.kind == AscKind::Index && (n.axis == r || n.axis == t)) return false;
     const bool along_r = varies_along(n, r), along_t = varies_along(n, t);
     if (along_r && !along_t) return false;  // a per-row scalar
+    // A buffer read or written along another reduced axis but not along r:
+    // lane j would need column j % W of its own row (the fold addresses it
+    // as if it varied along r; found by the fuzz test).
+    const bool buffer =
+        n.kind == AscKind::Load || n.kind == AscKind::Gather || n.kind == AscKind::Store;
+    if (buffer && along_t && !along_r && varies_along_reduced(kernel, n)) return false;
     const sym::Expr stride_t = n.view.strides.empty() ? sym::Expr(0) : n.view.strides[t_at];
     const sym::Expr stride_r = n.view.strides.empty() ? sym::Expr(0) : n.view.strides[r_at];
     if ((n.kind == AscKind::Load || n.kind == AscKind::Store) && along_r &&
