@@ -44,10 +44,11 @@ std::optional<Shape> reshaped_operand(const Rebuild& rb, const std::vector<Resha
     for (int d : g.out_dims)
       shape[static_cast<size_t>(d)] = out[static_cast<size_t>(d)];
   }
-  // Keep the operand's rank low: leading 1s are dropped (broadcasting adds
-  // them back).
+  // An operand of lower rank keeps a low rank: its leading 1s are dropped
+  // (broadcasting adds them back). A full-rank operand keeps the output's
+  // rank, so the result's type is the reshape's.
   size_t keep_from = 0;
-  while (keep_from < shape.size() && rb.is_one(shape[keep_from]))
+  while (shift > 0 && keep_from < shape.size() && rb.is_one(shape[keep_from]))
     ++keep_from;
   return Shape(shape.begin() + static_cast<std::ptrdiff_t>(keep_from), shape.end());
 }

@@ -570,3 +570,25 @@ TEST(MoveViewsReshape, StopsAtReductionsAndPartialGroups) {
 
 }  // namespace
 }  // namespace autofuse::fuse
+
+namespace autofuse::fuse {
+namespace {
+
+TEST(MoveViewsReshape, FullRankOperandKeepsLeadingOnes) {
+  // Found by the fuzz test: the moved reshape must keep the result's type.
+  auto g = parse(R"(
+    graph g(x: f32[1, D, C], s: f32[C]) {
+      a = floor(x)
+      r = reshape(a, shape=[1, C*D])
+      b = add(x, s)
+      q = reshape(b, shape=[1, D*C])
+      return r, a, q
+    })");
+  MoveViewsResult r = rewrite(g);
+  const Graph& out = *r.graph;
+  EXPECT_EQ(out.value(out.find_value("r").value()).type.to_string(), "f32[1, C*D]");
+  expect_same_results(*g, out, {{{"C", 1}, {"D", 1}}, {{"C", 3}, {"D", 5}}});
+}
+
+}  // namespace
+}  // namespace autofuse::fuse
