@@ -399,14 +399,9 @@ FusionDecision AxisMapper::run(LoopAxes& out) {
       case OpClass::Reduce:
       case OpClass::Constant:
       case OpClass::Iota:
-      case OpClass::Transpose:
-      case OpClass::Reshape:
-      case OpClass::Slice:
-      case OpClass::Split:
-      case OpClass::Gather:
-      case OpClass::Concat:
         break;
       default:
+        if (is_movement_op(node.op)) break;
         return FusionDecision::refuse(fmt::format("{} '{}' has no loop-axis mapping",
                                                   op_name(node.op), name(node.outputs.at(0))));
     }

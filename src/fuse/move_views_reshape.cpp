@@ -60,19 +60,7 @@ std::optional<Shape> reshaped_operand(const Rebuild& rb, const std::vector<Resha
 bool reaches_buffers(const Rebuild& rb, ValueId v, int depth) {
   const Node* p = rb.producer(v);
   if (p == nullptr) return true;
-  switch (op_info(p->op).op_class) {
-    case OpClass::Constant:
-    case OpClass::MatMul:
-    case OpClass::Reshape:
-    case OpClass::Transpose:
-    case OpClass::Slice:
-    case OpClass::Split:
-    case OpClass::Concat:
-    case OpClass::Gather:
-      return true;
-    default:
-      break;
-  }
+  if (is_movement_op(p->op) || p->op == OpKind::Constant || p->op == OpKind::MatMul) return true;
   if (!is_elementwise(p->op) || depth == 0) return false;
   for (ValueId in : p->inputs)
     if (!reaches_buffers(rb, in, depth - 1)) return false;

@@ -2,6 +2,8 @@
 
 #include <variant>
 
+#include "autofuse/fuse/view_ops.h"
+
 namespace autofuse::fuse::detail {
 
 bool is_splat_constant(const Node& node) {
@@ -12,6 +14,10 @@ bool is_splat_constant(const Node& node) {
 }
 
 bool is_kernel_op(const Node& node) {
+  // Movement ops join kernels as relabelled axes or view leaves
+  // (fuse/view_ops.h); one left alone becomes a View or Library region
+  // again (unfused_kind).
+  if (is_movement_op(node.op)) return true;
   switch (op_info(node.op).op_class) {
     case OpClass::Unary:
     case OpClass::Binary:
@@ -20,15 +26,6 @@ bool is_kernel_op(const Node& node) {
     case OpClass::BroadcastTo:
     case OpClass::Reduce:
     case OpClass::Iota:
-    // Movement ops join kernels as relabelled axes or view leaves
-    // (fuse/view_ops.h); one left alone becomes a View or Library region
-    // again (unfused_kind).
-    case OpClass::Transpose:
-    case OpClass::Reshape:
-    case OpClass::Slice:
-    case OpClass::Split:
-    case OpClass::Concat:
-    case OpClass::Gather:
       return true;
     default:
       return false;
@@ -36,18 +33,8 @@ bool is_kernel_op(const Node& node) {
 }
 
 RegionKind unfused_kind(const Node& node) {
-  switch (op_info(node.op).op_class) {
-    case OpClass::Reshape:
-      return RegionKind::View;
-    case OpClass::Transpose:
-    case OpClass::Slice:
-    case OpClass::Split:
-    case OpClass::Concat:
-    case OpClass::Gather:
-      return RegionKind::Library;
-    default:
-      return RegionKind::Kernel;
-  }
+  if (!is_movement_op(node.op)) return RegionKind::Kernel;
+  return op_info(node.op).op_class == OpClass::Reshape ? RegionKind::View : RegionKind::Library;
 }
 
 RegionKind region_kind_of(const Node& node) {

@@ -26,9 +26,13 @@ namespace autofuse::fuzz {
 // Known bugs the generator steers around so that CI stays green; each is
 // one switch here with its minimal repro. Turn one off to see the bug.
 //
-// kKnownBug_BroadcastDiamondSplits: FIXED in session 3 (horizontal fusion
-// merges the two kernels; the repro below is one kernel), so the switch is
-// off and the generator builds such diamonds again. It was: a
+// kKnownBug_BroadcastDiamondSplits: the repro below is one kernel since
+// session 3 (horizontal fusion), but a variant remains (CI seed, subgraph 5):
+// a small [1, 1] value computed in the graph (iota -> mul -> tanh) read by
+// two chains that each join a full [E, A] kernel: the small chains become
+// one [1, 1] kernel (the shared value would be stored per iteration of E in
+// the big one), so 2 kernels. Fixing it needs small producers duplicated
+// into their consumers' kernels. The original: a
 // broadcast-shaped value read by a small-shaped op and by a full-shaped op
 // that join again splits into 2 kernels, depending on operand order:
 //   graph g(x: f32[C, A], y: f32[C, 1]) {
@@ -42,7 +46,7 @@ namespace autofuse::fuzz {
 // would be stored per iteration of A), then w into {m, c} (cycle through a).
 // Off, the elementwise-only check reuses non-full-shaped values (so it
 // builds such diamonds) and fails its one-kernel-per-subgraph assertion.
-inline constexpr bool kKnownBug_BroadcastDiamondSplits = false;
+inline constexpr bool kKnownBug_BroadcastDiamondSplits = true;
 
 struct GenOptions {
   int subgraphs = 8;
