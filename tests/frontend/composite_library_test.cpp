@@ -229,5 +229,46 @@ TEST(CompositePipeline, DenseLayerNormGeluBlockCompilesOnceAndMatches) {
   EXPECT_EQ(exe->report().jit.compiles, 1);
 }
 
+TEST(CompositePipeline, ConstantPadFusesWithItsNeighbours) {
+  // Relu(Pad(x, constant 0.5) * 2) over static H, W with a symbolic batch:
+  // padding one axis is iota/compare/where around a gather of x, so it
+  // joins the kernel (no library concat). Each further padded axis gathers
+  // from a computed value, which starts a new kernel.
+  struct Case {
+    std::vector<int64_t> pads;
+    int kernels;
+    std::vector<int64_t> out;
+  };
+  for (const Case& c :
+       {Case{{0, 0, 2, 0, 0, 1}, 1, {0, 3, 8}}, Case{{0, 1, 2, 0, 2, 1}, 2, {0, 6, 8}}}) {
+    ModelBuilder m(21);
+    m.input("x", kF32, {"N", 3, 5})
+        .initializer(ints("pads", c.pads))
+        .initializer(tensor("half", kF32, {}, {0.5}))
+        .initializer(tensor("two", kF32, {}, {2.0}))
+        .node("Pad", {"x", "pads", "half"}, {"p"})
+        .node("Mul", {"p", "two"}, {"p2"})
+        .node("Relu", {"p2"}, {"y"})
+        .output("y");
+    const OnnxModel model = m.import();
+    TempDir cache;
+    runtime::CompileOptions options;
+    options.compiler.cache_dir = cache.path();
+    auto exe = runtime::Executable::build(model.graph, options);
+    EXPECT_EQ(exe->report().kernels, c.kernels) << fuse::print_fused_graph(exe->fused());
+    EXPECT_EQ(exe->fused().regions.size(), static_cast<size_t>(c.kernels))
+        << fuse::print_fused_graph(exe->fused());
+    uint64_t seed = 3;
+    for (int64_t n : {1, 2, 7}) {
+      const HostTensor x = random_host(DType::f32, {n, 3, 5}, seed++);
+      const std::vector<HostTensor> want = run(model, {x});
+      const std::vector<HostTensor> got = exe->run(std::vector<HostTensor>{x});
+      std::vector<int64_t> shape = c.out;
+      shape[0] = n;
+      expect_close(got[0], shape, values_of(want[0]), 0, 0, fmt::format("N={}", n));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace autofuse::frontend::testing

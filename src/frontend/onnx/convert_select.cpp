@@ -3,6 +3,7 @@
 // Slice, Gather and Concat fold at import; a Slice whose bounds are
 // symbolic becomes a gather of an iota.
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -295,6 +296,33 @@ Tensor pad_by_copies(NodeContext& ctx, const Tensor& x, int64_t axis, int64_t be
   return parts.size() == 1 ? x : b.concat(parts, axis);
 }
 
+/// Constant padding of a static dim as elementwise ops a kernel fuses:
+/// out[p] = p in [begin, begin + n) ? x[clamp(p - begin)] : value, with x read
+/// by a gather at the clamped position (a concat of a constant block and x
+/// has pieces of unequal extent, which only a library copy does). nullopt
+/// for symbolic pads or dims (the index arithmetic needs them as numbers).
+std::optional<Tensor> pad_constant_by_gather(GraphBuilder& b, const Tensor& x, const Tensor& value,
+                                             int64_t axis, const sym::Expr& begin_pad,
+                                             const sym::Expr& end_pad) {
+  const std::optional<int64_t> begin = begin_pad.as_const(), end = end_pad.as_const();
+  const std::optional<int64_t> size = x.shape().at(static_cast<size_t>(axis)).as_const();
+  if (!begin || !end || !size || *begin < 0 || *end < 0 || *size < 1) return std::nullopt;
+  const int64_t padded = *begin + *size + *end;
+  const auto i64 = [&](int64_t v) { return b.scalar(static_cast<double>(v), DType::i64); };
+  const Tensor position = b.iota(DType::i64, {sym::Expr(padded)}, 0);
+  const Tensor source = b.sub(position, i64(*begin));
+  const Tensor clamped =
+      b.binary(OpKind::Max, b.binary(OpKind::Min, source, i64(*size - 1)), i64(0));
+  const Tensor gathered = b.gather(x, clamped, axis);
+  // The mask varies along `axis` only: [padded, 1, ..., 1] broadcasts there.
+  Shape mask_shape(static_cast<size_t>(x.rank() - axis), sym::Expr(1));
+  mask_shape[0] = sym::Expr(padded);
+  const Tensor mask_position = b.iota(DType::i64, mask_shape, 0);
+  const Tensor inside = b.binary(OpKind::And, b.binary(OpKind::Ge, mask_position, i64(*begin)),
+                                 b.binary(OpKind::Lt, mask_position, i64(*begin + *size)));
+  return b.where(inside, gathered, value);
+}
+
 void convert_pad(NodeContext& ctx) {
   const PadMode mode = pad_mode(ctx);
   const std::string mode_name = ctx.attr_string("mode", "constant");
@@ -356,6 +384,10 @@ void convert_pad(NodeContext& ctx) {
     const bool pad_begin = !begin.is_const() || *begin.as_const() > 0;
     const bool pad_end = !end.is_const() || *end.as_const() > 0;
     if (!pad_begin && !pad_end) continue;
+    if (std::optional<Tensor> padded = pad_constant_by_gather(b, x, value, axes[i], begin, end)) {
+      x = *padded;
+      continue;
+    }
     if (pad_begin) parts.push_back(block(begin));
     parts.push_back(x);
     if (pad_end) parts.push_back(block(end));
