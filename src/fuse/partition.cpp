@@ -185,6 +185,10 @@ void Partitioner::absorb_movement_producers() {
 // outputs), so kernels with different shapes or reductions stay apart.
 void Partitioner::merge_siblings() {
   for (const Value& value : graph_.values()) {
+    // A splat constant is a scalar inside each kernel: sharing it saves no
+    // memory traffic, so it does not make kernels siblings.
+    if (value.producer != kNoNode && detail::is_splat_constant(graph_.node(value.producer)))
+      continue;
     const std::vector<NodeId>& readers = consumers_[value.id];
     for (size_t k = 1; k < readers.size(); ++k) {
       const int into = g_.region_of[readers[0]];

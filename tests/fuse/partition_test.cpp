@@ -363,3 +363,21 @@ TEST(Partition, SiblingsOfDifferentShapesStayApart) {
 
 }  // namespace
 }  // namespace autofuse::fuse
+
+namespace autofuse::fuse {
+namespace {
+
+TEST(Partition, ASharedScalarConstantDoesNotMakeSiblings) {
+  auto g = fuse_test::parse(R"(
+    graph g(x: f32[N], y: f32[N]) {
+      eps = constant(dtype=f32, value=1e-5)
+      a = add(x, eps)
+      b = add(y, eps)
+      return a, b
+    })");
+  FusedGraph fused = partition(g, FusionConfig{});
+  EXPECT_EQ(fused.num_kernels(), 2) << print_fused_graph(fused);
+}
+
+}  // namespace
+}  // namespace autofuse::fuse
