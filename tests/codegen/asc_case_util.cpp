@@ -167,4 +167,15 @@ std::string check_asc_cases(const std::vector<AscCase>& cases, uint64_t seed) {
   return compiled.module.code;
 }
 
+std::string replace_all(std::string text, const std::string& from, const std::string& to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+std::string typed(const std::string& text, DType table, DType index) {
+  return replace_all(replace_all(text, "DT", std::string(dtype_name(table))), "IT",
+                     std::string(dtype_name(index)));
+}
+
 }  // namespace autofuse::codegen_test

@@ -59,4 +59,20 @@ void expect_same_bits(const std::vector<AscCase>& cases, const CompiledCases& co
 /// reference and every af_status must be clear. Returns the module source.
 std::string check_asc_cases(const std::vector<AscCase>& cases, uint64_t seed = 1);
 
+/// A symbol, for case bindings and sizes.
+inline sym::Expr S(const char* name) {
+  return sym::Expr::symbol(name);
+}
+
+/// `text` with every `from` replaced by `to`.
+std::string replace_all(std::string text, const std::string& from, const std::string& to);
+
+/// `text` with the table dtype DT and index dtype IT filled in (gather cases).
+std::string typed(const std::string& text, DType table, DType index);
+
+/// Comparison tolerance of a kernel computed in f32 and stored in `t`.
+inline double tolerance(DType t) {
+  return t == DType::f32 ? 1e-5 : t == DType::f16 ? 4e-3 : 3e-2;
+}
+
 }  // namespace autofuse::codegen_test

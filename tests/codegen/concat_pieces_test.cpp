@@ -11,10 +11,6 @@
 namespace autofuse::codegen_test {
 namespace {
 
-sym::Expr S(const char* name) {
-  return sym::Expr::symbol(name);
-}
-
 std::vector<sym::Binding> nd_bindings() {
   return {{{"N", 1}, {"D", 1}},   {{"N", 3}, {"D", 7}},  {{"N", 13}, {"D", 64}},
           {{"N", 2}, {"D", 131}}, {{"N", 97}, {"D", 5}}, {{"N", 11}, {"D", 300}}};

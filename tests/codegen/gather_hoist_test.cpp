@@ -19,25 +19,6 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-sym::Expr S(const char* name) {
-  return sym::Expr::symbol(name);
-}
-
-std::string replace_all(std::string text, const std::string& from, const std::string& to) {
-  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
-    text.replace(at, from.size(), to);
-  return text;
-}
-
-std::string typed(const std::string& text, DType table, DType index) {
-  return replace_all(replace_all(text, "DT", std::string(dtype_name(table))), "IT",
-                     std::string(dtype_name(index)));
-}
-
-double tolerance(DType t) {
-  return t == DType::f32 ? 1e-5 : t == DType::f16 ? 4e-3 : 3e-2;
-}
-
 /// The per-element twin of `c`: its index line `from` replaced by `to`.
 AscCase twin(const AscCase& c, const std::string& from, const std::string& to) {
   AscCase t{c.label + " (per element)",

@@ -18,26 +18,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-sym::Expr S(const char* name) {
-  return sym::Expr::symbol(name);
-}
-
-std::string replace_all(std::string text, const std::string& from, const std::string& to) {
-  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
-    text.replace(at, from.size(), to);
-  return text;
-}
-
-/// `text` with the table dtype DT and index dtype IT filled in.
-std::string typed(const std::string& text, DType table, DType index) {
-  return replace_all(replace_all(text, "DT", std::string(dtype_name(table))), "IT",
-                     std::string(dtype_name(index)));
-}
-
-double tolerance(DType t) {
-  return t == DType::f32 ? 1e-5 : t == DType::f16 ? 4e-3 : 3e-2;
-}
-
 std::vector<sym::Binding> nhv_bindings() {
   return {{{"N", 1}, {"H", 1}, {"V", 1}},   {{"N", 7}, {"H", 3}, {"V", 2}},
           {{"N", 31}, {"H", 17}, {"V", 5}}, {{"N", 97}, {"H", 64}, {"V", 13}},

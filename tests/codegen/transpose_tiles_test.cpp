@@ -19,10 +19,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-sym::Expr S(const char* name) {
-  return sym::Expr::symbol(name);
-}
-
 std::string with_dtype(std::string text, DType t) {
   const std::string name(dtype_name(t));
   for (size_t at = text.find("DT"); at != std::string::npos; at = text.find("DT", at + name.size()))

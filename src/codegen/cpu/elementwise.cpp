@@ -27,16 +27,7 @@ std::string KernelEmitter::emit_elementwise() {
 
   // Level -1: once per call. A store there (an output that does not vary at
   // all) is written by the block that owns element 0.
-  for (const AscNode& n : graph_.nodes) {
-    if (!live_[static_cast<size_t>(n.id)] || level_[static_cast<size_t>(n.id)] != -1) continue;
-    if (n.kind == AscKind::Store) {
-      std::string store;
-      emit_node(n, "", store);
-      out += "  if (begin == 0) " + store;
-    } else {
-      emit_node(n, "  ", out);
-    }
-  }
+  out += per_call_nodes("begin == 0");
   if (depth_ == 0) return out + "}\n";
 
   const int inner = kernel_.inner_axes.at(0);

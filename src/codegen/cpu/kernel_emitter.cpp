@@ -213,6 +213,21 @@ std::string KernelEmitter::advance(const std::vector<int>& outer, const std::str
   return indent + out + close + "\n";
 }
 
+std::string KernelEmitter::per_call_nodes(const std::string& store_guard) const {
+  std::string out;
+  for (const AscNode& n : graph_.nodes) {
+    if (!live_[static_cast<size_t>(n.id)] || level_[static_cast<size_t>(n.id)] != -1) continue;
+    if (n.kind == AscKind::Store) {
+      std::string store;
+      emit_node(n, "", store);
+      out += "  if (" + store_guard + ") " + store;
+    } else {
+      emit_node(n, "  ", out);
+    }
+  }
+  return out;
+}
+
 std::string KernelEmitter::row_base(const AscNode& n) const {
   std::string out = n.view.offset == sym::Expr(0) ? std::string() : expr(n.view.offset);
   for (int a = 0; a < graph_.num_axes(); ++a) {

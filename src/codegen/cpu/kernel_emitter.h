@@ -59,6 +59,9 @@ class KernelEmitter {
 
   // Shared pieces.
   std::string prologue() const;  // tiling data, symbols, sizes, buffers
+  /// The nodes computed once per call (level -1); a store among them (an
+  /// output that does not vary) is written only when `store_guard` holds.
+  std::string per_call_nodes(const std::string& store_guard) const;
   /// Declares the row axes' indices i<a> from the row index `row`.
   std::string decompose_row(const std::string& row, const std::string& indent) const {
     return decompose(row_axes_, row, indent);

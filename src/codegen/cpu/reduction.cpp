@@ -114,17 +114,7 @@ std::string KernelEmitter::emit_reduction() {
   out += "  const int64_t row_begin = block_idx * td->chunk;\n";
   out += "  const int64_t row_end = af_min(row_begin + td->chunk, td->work);\n";
   out += "  if (row_begin >= row_end) return;\n";
-  for (const AscNode& n : graph_.nodes) {
-    if (!live_[static_cast<size_t>(n.id)] || level_[static_cast<size_t>(n.id)] != -1) continue;
-    if (n.kind == AscKind::Store) {
-      std::string store;
-      emit_node(n, "", store);
-      // The same value for every row: written once.
-      out += "  if (block_idx == 0 && phase == 0) " + store;
-    } else {
-      emit_node(n, "  ", out);
-    }
-  }
+  out += per_call_nodes("block_idx == 0 && phase == 0");  // same for every row: once
   if (column_) out += reduction_arrays();
   out += unit_loop_head();
   out += "  for (int64_t row = row_begin; row < row_end; ++row) {\n";

@@ -101,16 +101,7 @@ std::string KernelEmitter::emit_elementwise_tiled() {
                      tiles_.rows, tiles_.cols);
   out += "  const int64_t end = af_min(begin + td->chunk, td->work);\n";
   out += "  if (begin >= end) return;\n";
-  for (const AscNode& n : graph_.nodes) {  // level -1, as in elementwise.cpp
-    if (!live_[static_cast<size_t>(n.id)] || level_[static_cast<size_t>(n.id)] != -1) continue;
-    if (n.kind == AscKind::Store) {
-      std::string store;
-      emit_node(n, "", store);
-      out += "  if (begin == 0) " + store;
-    } else {
-      emit_node(n, "  ", out);
-    }
-  }
+  out += per_call_nodes("begin == 0");
   std::vector<int> others;
   for (int axis : row_axes_)
     if (axis != a) others.push_back(axis);
