@@ -43,8 +43,10 @@ std::vector<std::string> AscGraph::symbols() const {
     for (const sym::Expr& e : n.view.strides)
       sym::collect_symbols(e, names);
     sym::collect_symbols(n.view.offset, names);
-    sym::collect_symbols(n.gather_stride, names);
-    sym::collect_symbols(n.gather_size, names);
+    for (const GatherDim& d : n.gather) {
+      sym::collect_symbols(d.stride, names);
+      sym::collect_symbols(d.size, names);
+    }
   }
   return {names.begin(), names.end()};
 }

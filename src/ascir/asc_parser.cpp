@@ -1,5 +1,6 @@
 // Parser of the AscGraph text form (grammar in asc_text.h). Line oriented:
 // every error is a UserError with the line and column where reading failed.
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <string>
@@ -236,7 +237,9 @@ void parse_kind_word(LineReader& r, std::string_view word, int column, AscNode& 
 }
 
 void parse_args(LineReader& r, const std::vector<Piece>& args, AscNode& n) {
-  bool seen_stride = false, seen_size = false;
+  // A Gather's dims: each `stride=` starts one; its `size=` and optional
+  // `name=` (default: the node's name) follow it.
+  std::vector<bool> seen_size;
   for (const Piece& arg : args) {
     std::string_view t = arg.text;
     if (t.starts_with('%')) {
@@ -249,11 +252,23 @@ void parse_args(LineReader& r, const std::vector<Piece>& args, AscNode& n) {
     } else if (t == "saturate=false" && n.kind == AscKind::Cast) {
       n.saturate = false;
     } else if (t.starts_with("stride=") && n.kind == AscKind::Gather) {
-      n.gather_stride = r.expr({t.substr(7), arg.column + 7});
-      seen_stride = true;
+      GatherDim d;
+      d.stride = r.expr({t.substr(7), arg.column + 7});
+      n.gather.push_back(std::move(d));
+      seen_size.push_back(false);
     } else if (t.starts_with("size=") && n.kind == AscKind::Gather) {
-      n.gather_size = r.expr({t.substr(5), arg.column + 5});
-      seen_size = true;
+      if (n.gather.empty() || seen_size.back())
+        r.fail("'size=' needs 'stride=' before it (one pair per gathered dim)", arg.column);
+      n.gather.back().size = r.expr({t.substr(5), arg.column + 5});
+      seen_size.back() = true;
+    } else if (t.starts_with("name=") && n.kind == AscKind::Gather) {
+      const std::string_view name = t.substr(5);
+      bool valid = !name.empty() && is_ident_start(name[0]) && !n.gather.empty() &&
+                   n.gather.back().name.empty();
+      for (char c : name)
+        valid = valid && is_ident_char(c);
+      if (!valid) r.fail("expected 'name=' and a name after a gathered dim", arg.column);
+      n.gather.back().name = std::string(name);
     } else if (t.starts_with("axis=") && n.kind == AscKind::Index) {
       n.axis = r.piece_int({t.substr(5), arg.column + 5}, "an axis index");
     } else if (n.kind == AscKind::Scalar) {
@@ -264,8 +279,11 @@ void parse_args(LineReader& r, const std::vector<Piece>& args, AscNode& n) {
       r.fail(fmt::format("unexpected argument '{}'", t), arg.column);
     }
   }
-  if (n.kind == AscKind::Gather && !(seen_stride && seen_size))
-    r.fail(fmt::format("gather {} needs 'stride=' and 'size='", n.name));
+  if (n.kind != AscKind::Gather) return;
+  if (n.gather.empty() || std::find(seen_size.begin(), seen_size.end(), false) != seen_size.end())
+    r.fail(fmt::format("gather {} needs 'stride=' and 'size=' per gathered dim", n.name));
+  for (GatherDim& d : n.gather)
+    if (d.name.empty()) d.name = n.name;
 }
 
 AscNode parse_node(LineReader& r, int expected_id) {

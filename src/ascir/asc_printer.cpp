@@ -53,8 +53,11 @@ std::string node_args(const AscNode& n) {
       if (!n.saturate) args.push_back("saturate=false");  // the default is not written
       break;
     case AscKind::Gather:
-      args.push_back(fmt::format("stride={}", n.gather_stride.to_string()));
-      args.push_back(fmt::format("size={}", n.gather_size.to_string()));
+      for (const GatherDim& d : n.gather) {
+        args.push_back(fmt::format("stride={}", d.stride.to_string()));
+        args.push_back(fmt::format("size={}", d.size.to_string()));
+        if (d.name != n.name) args.push_back(fmt::format("name={}", d.name));
+      }
       break;
     default:
       break;

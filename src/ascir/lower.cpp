@@ -217,8 +217,9 @@ class Lowerer {
     add(std::move(output), value.name + "_out");
   }
 
-  // A view leaf's outputs: a Load (or Gather) of its buffer through the
-  // composed view, stretched to the value's extents.
+  // A view leaf's outputs: a Load (or a Gather, with one index per gather
+  // on the chain) of its buffer through the composed view, stretched to
+  // the value's extents.
   void lower_view_leaf(const Node& node) {
     for (size_t k = 0; k < node.outputs.size(); ++k) {
       const ValueId out = node.outputs[k];
@@ -227,34 +228,32 @@ class Lowerer {
       const Repeats reps = extents(out);
       detail::LeafView view =
           detail::compose_leaf_view(graph_, region_, views_, node, static_cast<int>(k));
+      // The Gather varies where its address does: along the strides and
+      // wherever an index varies.
       Repeats load_reps(reps.size(), kOne);
-      for (size_t a = 0; a < reps.size(); ++a) {
-        if (view.strides[a] == sym::Expr(0)) continue;
-        load_reps[a] = reps[a];
-      }
-      int index_node = -1;
-      if (view.is_gather) {
-        const Repeats& index_reps = out_.node(value_node(view.gather_index)).view.repeats;
+      for (size_t a = 0; a < reps.size(); ++a)
+        if (view.strides[a] != sym::Expr(0)) load_reps[a] = reps[a];
+      for (const detail::LeafGather& g : view.gathers) {
+        const Repeats& index_reps = out_.node(value_node(g.index)).view.repeats;
         for (size_t a = 0; a < reps.size(); ++a)
           if (index_reps[a] != kOne) load_reps[a] = reps[a];
-        index_node = at_repeats(value_node(view.gather_index), load_reps);
       }
       for (size_t a = 0; a < reps.size(); ++a)
         if (load_reps[a] == kOne) view.strides[a] = sym::Expr(0);
       auto it = data_of_.find(view.buffer);
       AF_CHECK(it != data_of_.end(), "view leaf '{}' reads '{}', which is not a region input",
                value.name, graph_.value(view.buffer).name);
-      const DType dtype = value.type.dtype;
+      const bool gather = !view.gathers.empty();
       AscNode load =
-          make(view.is_gather ? AscKind::Gather : AscKind::Load, dtype, {it->second}, load_reps);
-      if (view.is_gather) {
-        load.inputs.push_back(index_node);
-        load.gather_stride = view.gather_stride;
-        load.gather_size = view.gather_size;
+          make(gather ? AscKind::Gather : AscKind::Load, value.type.dtype, {it->second}, load_reps);
+      for (const detail::LeafGather& g : view.gathers) {
+        load.inputs.push_back(at_repeats(value_node(g.index), load_reps));
+        load.gather.push_back(ascir::GatherDim{g.stride, g.size, graph_.value(g.gather).name});
       }
       load.view.strides = std::move(view.strides);
       load.view.offset = view.offset;
-      const int id = add(std::move(load), view.is_gather ? value.name : value.name + "_load");
+      const bool named = gather && op_info(node.op).op_class == OpClass::Gather;
+      const int id = add(std::move(load), named ? value.name : value.name + "_load");
       node_of_[out] = at_repeats(id, reps, value.name + "_brc");
     }
   }

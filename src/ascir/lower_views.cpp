@@ -13,12 +13,12 @@ namespace {
 
 const sym::Expr kZero(0);
 
-/// One coordinate of a value: offset + sum(coef[a] * i_a) + gather * k,
-/// where i_a are the loop indices and k the gathered index.
+/// One coordinate of a value: offset + sum(coef[a] * i_a) + sum(gather[j] *
+/// k_j), where i_a are the loop indices and k_j the gathered indices.
 struct Coord {
   sym::Expr offset{0};
   std::vector<sym::Expr> coef;
-  sym::Expr gather{0};
+  std::vector<sym::Expr> gather;
 };
 using Coords = std::vector<Coord>;
 
@@ -32,33 +32,44 @@ class Composer {
       : graph_(graph), env_(graph.shape_env()), region_(region), views_(views) {}
 
   LeafView run(const Node& leaf, int output_index) {
-    const ValueId w = leaf.outputs.at(static_cast<size_t>(output_index));
-    Coords coords = leaf_coords(w);
-    LeafView view;
-    coords = apply(leaf, output_index, coords, view);
-    ValueId v = leaf.inputs.at(0);
-    while (!done_) {
+    // The chain, leaf first; the gathers are numbered from the buffer's side.
+    std::vector<std::pair<const Node*, int>> chain{{&leaf, output_index}};
+    for (ValueId v = leaf.inputs.at(0);;) {
       const NodeId producer = graph_.value(v).producer;
       if (producer == kNoNode || !views_.in_region(producer)) break;
       const Node& p = graph_.node(producer);
       int index = 0;
       while (p.outputs.at(static_cast<size_t>(index)) != v)
         ++index;
-      coords = apply(p, index, coords, view);
+      chain.emplace_back(&p, index);
       v = p.inputs.at(0);
     }
-    if (!done_) address_in(v, coords);
+    for (const auto& step : chain)
+      if (op_info(step.first->op).op_class == OpClass::Gather) ++num_gathers_;
+    next_gather_ = num_gathers_;
+    LeafView view;
+    view.gathers.resize(static_cast<size_t>(num_gathers_));
+    Coords coords = leaf_coords(leaf.outputs.at(static_cast<size_t>(output_index)));
+    for (const auto& [node, index] : chain) {
+      coords = apply(*node, index, coords, view);
+      if (done_) break;
+    }
+    if (!done_) address_in(chain.back().first->inputs.at(0), coords);
     view.buffer = buffer_;
     view.offset = offset_;
     view.strides = strides_;
-    view.gather_stride = gather_stride_;
+    for (size_t j = 0; j < view.gathers.size(); ++j)
+      view.gathers[j].stride = gather_strides_.at(j);
     return view;
   }
 
  private:
   int num_axes() const { return static_cast<int>(region_.loop_axes.sizes.size()); }
 
-  Coord zero() const { return Coord{kZero, std::vector<sym::Expr>(num_axes(), kZero), kZero}; }
+  Coord zero() const {
+    return Coord{kZero, std::vector<sym::Expr>(static_cast<size_t>(num_axes()), kZero),
+                 std::vector<sym::Expr>(static_cast<size_t>(num_gathers_), kZero)};
+  }
 
   Coords leaf_coords(ValueId w) const {
     auto it = region_.loop_axes.value_axes.find(w);
@@ -79,7 +90,8 @@ class Composer {
     out.offset = first + c.offset * step;
     for (sym::Expr& k : out.coef)
       k = k * step;
-    out.gather = c.gather * step;
+    for (sym::Expr& k : out.gather)
+      k = k * step;
     return out;
   }
 
@@ -135,7 +147,8 @@ class Composer {
               c.offset = c.offset + o.offset * stride;
               for (size_t a = 0; a < c.coef.size(); ++a)
                 c.coef[a] = c.coef[a] + o.coef[a] * stride;
-              c.gather = c.gather + o.gather * stride;
+              for (size_t j = 0; j < c.gather.size(); ++j)
+                c.gather[j] = c.gather[j] + o.gather[j] * stride;
               stride = stride * env_.canonicalize(y_shape[static_cast<size_t>(g.out_dims[k])]);
             }
             x[static_cast<size_t>(g.in_dims.at(0))] = std::move(c);
@@ -177,19 +190,26 @@ class Composer {
         return x;
       }
       case OpClass::Gather: {
-        AF_CHECK(!view.is_gather, "view chain through two gathers");
         const auto axis = static_cast<size_t>(std::get<AxisAttrs>(node.attrs).axis);
         const size_t q = graph_.value(node.inputs.at(1)).type.rank();
-        view.is_gather = true;
-        view.gather_index = node.inputs.at(1);
-        view.gather_size = env_.canonicalize(x_shape[axis]);
+        // Its indices are read at the loop point (fuse checked the chain):
+        // no other gather moves the positions they are read at.
+        for (size_t d = axis; d < axis + q; ++d)
+          for (const sym::Expr& k : y.at(d).gather)
+            AF_CHECK(k == kZero, "gather '{}': indices read at gathered positions",
+                     graph_.value(node.outputs[0]).name);
+        const auto j = static_cast<size_t>(--next_gather_);
+        LeafGather& g = view.gathers.at(j);
+        g.gather = node.outputs.at(0);
+        g.index = node.inputs.at(1);
+        g.size = env_.canonicalize(x_shape[axis]);
         Coords x;
         for (size_t d = 0; d < rx; ++d) {
           if (d < axis) {
             x.push_back(y[d]);
           } else if (d == axis) {
             Coord c = zero();
-            c.gather = sym::Expr(1);
+            c.gather[j] = sym::Expr(1);
             x.push_back(std::move(c));
           } else {
             x.push_back(y[d + q - 1]);
@@ -211,12 +231,13 @@ class Composer {
     buffer_ = v;
     offset_ = kZero;
     strides_.assign(static_cast<size_t>(num_axes()), kZero);
-    gather_stride_ = kZero;
+    gather_strides_.assign(static_cast<size_t>(num_gathers_), kZero);
     for (size_t d = 0; d < coords.size(); ++d) {
       offset_ = offset_ + coords[d].offset * s[d];
       for (size_t a = 0; a < strides_.size(); ++a)
         strides_[a] = strides_[a] + coords[d].coef[a] * s[d];
-      gather_stride_ = gather_stride_ + coords[d].gather * s[d];
+      for (size_t j = 0; j < gather_strides_.size(); ++j)
+        gather_strides_[j] = gather_strides_[j] + coords[d].gather[j] * s[d];
     }
   }
 
@@ -228,7 +249,9 @@ class Composer {
   ValueId buffer_ = 0;
   sym::Expr offset_{0};
   std::vector<sym::Expr> strides_;
-  sym::Expr gather_stride_{0};
+  std::vector<sym::Expr> gather_strides_;
+  int num_gathers_ = 0;
+  int next_gather_ = 0;  // the gathers met so far are numbered next_gather_..num_gathers_-1
 };
 
 }  // namespace

@@ -1,7 +1,8 @@
 // Address composition for view leaves (fuse/view_ops.h): the element a view
 // leaf reads at a loop point, as an affine function of the loop indices (and
-// of one gathered index), found by walking the movement ops back from the
-// leaf to the region input whose buffer holds the data.
+// of the gathered indices, one per gather on the chain), found by walking
+// the movement ops back from the leaf to the region input whose buffer holds
+// the data.
 #pragma once
 
 #include <vector>
@@ -11,14 +12,20 @@
 
 namespace autofuse::ascir::detail {
 
+/// One gathered buffer dim of a view leaf (a gather on its chain).
+struct LeafGather {
+  ValueId gather = 0;  ///< the gather's output (a bad index is reported with its name)
+  ValueId index = 0;   ///< its indices (a region value on the leaf's loop axes)
+  sym::Expr stride;    ///< elements per index step
+  sym::Expr size;      ///< the gathered dim's size
+};
+
 struct LeafView {
   ValueId buffer = 0;              ///< the region input read
   sym::Expr offset;                ///< elements
   std::vector<sym::Expr> strides;  ///< per loop axis, elements (0: does not vary)
-  bool is_gather = false;          ///< the leaf is a gather: one dim is indexed
-  ValueId gather_index = 0;        ///< the gather's indices (a region value)
-  sym::Expr gather_stride;         ///< elements per index step
-  sym::Expr gather_size;           ///< the gathered dim's size
+  /// The gathers on the chain, the one reading the buffer first (empty: a Load).
+  std::vector<LeafGather> gathers;
 };
 
 /// The view through which output `output_index` of the leaf `node` reads

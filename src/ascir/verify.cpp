@@ -31,7 +31,7 @@ int expected_arity(const AscNode& n) {
     case AscKind::Compute:
       return op_info(n.op).min_inputs;
     case AscKind::Gather:
-      return 2;
+      return 1 + static_cast<int>(n.gather.size());  // the Data, one index per gathered dim
     case AscKind::Output:
       return -1;
     default:
@@ -137,8 +137,11 @@ class Verifier {
     AF_CHECK(n.saturate || (n.kind == AscKind::Cast && is_float8(n.dtype)),
              "node {} ({}): saturate=false off a cast to float8", n.name, asc_kind_name(n.kind));
     if (n.kind != AscKind::Gather)
-      AF_CHECK(n.gather_stride == sym::Expr(0) && n.gather_size == sym::Expr(0),
-               "node {} ({}) has gather fields", n.name, asc_kind_name(n.kind));
+      AF_CHECK(n.gather.empty(), "node {} ({}) has gather fields", n.name, asc_kind_name(n.kind));
+    else
+      AF_CHECK(!n.gather.empty(), "gather {} gathers no dim", n.name);
+    for (const GatherDim& d : n.gather)
+      AF_CHECK(!d.name.empty(), "gather {}: a gathered dim has no name", n.name);
   }
 
   void same_repeats(const AscNode& n, const AscNode& input) {
@@ -167,11 +170,13 @@ class Verifier {
                  in(n, 0).name);
         break;
       case AscKind::Gather:
-        same_repeats(n, in(n, 1));
         AF_CHECK(n.dtype == in(n, 0).dtype, "node {} and its buffer {} differ in dtype", n.name,
                  in(n, 0).name);
-        AF_CHECK(is_integer(in(n, 1).dtype), "gather {}: index {} is {}, not an integer", n.name,
-                 in(n, 1).name, dtype_name(in(n, 1).dtype));
+        for (size_t i = 1; i < n.inputs.size(); ++i) {
+          same_repeats(n, in(n, i));
+          AF_CHECK(is_integer(in(n, i).dtype), "gather {}: index {} is {}, not an integer", n.name,
+                   in(n, i).name, dtype_name(in(n, i).dtype));
+        }
         break;
       case AscKind::Output:
         check_output(n);

@@ -12,7 +12,8 @@ namespace autofuse::fuse {
 namespace {
 
 constexpr std::string_view kKnownFlags =
-    "--max_fusion_size=N, --disable=reduce,broadcast,move_views,all, --log_refusals";
+    "--max_fusion_size=N, --max_group_size=N, --disable=reduce,broadcast,move_views,group,all, "
+    "--log_refusals";
 
 /// Splits on any of `separators`, dropping empty pieces.
 std::vector<std::string_view> split(std::string_view text, std::string_view separators) {
@@ -65,8 +66,12 @@ FusionConfig FlagParser::parse(std::string_view flags) const {
     if (flag == "--max_fusion_size") {
       if (!value) bad_value(flag, "", "an integer >= 1");
       config.max_fusion_size = parse_size(flag, *value);
+    } else if (flag == "--max_group_size") {
+      if (!value) bad_value(flag, "", "an integer >= 1");
+      config.max_group_size = parse_size(flag, *value);
     } else if (flag == "--disable") {
-      if (!value || value->empty()) bad_value(flag, "", "reduce, broadcast, move_views or all");
+      if (!value || value->empty())
+        bad_value(flag, "", "reduce, broadcast, move_views, group or all");
       for (std::string_view what : split(*value, ",")) {
         if (what == "reduce") {
           config.fuse_reductions = false;
@@ -74,10 +79,12 @@ FusionConfig FlagParser::parse(std::string_view flags) const {
           config.fuse_broadcasts = false;
         } else if (what == "move_views") {
           config.move_views = false;
+        } else if (what == "group") {
+          config.group_kernels = false;
         } else if (what == "all") {
           config.enabled = false;
         } else {
-          bad_value(flag, what, "reduce, broadcast, move_views or all");
+          bad_value(flag, what, "reduce, broadcast, move_views, group or all");
         }
       }
     } else if (flag == "--log_refusals") {

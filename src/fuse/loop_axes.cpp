@@ -311,6 +311,16 @@ void AxisMapper::attach_values() {
     if (!live) continue;
     for (size_t i = 0; i < node.inputs.size(); ++i)
       if (views_.ties_input(node, i)) attached_.insert(node.inputs[i]);
+    // The indices of every gather on a live leaf's view chain are read at
+    // the leaf's loop points (tie_node ties them).
+    if (!views_.is_view_leaf(node)) continue;
+    std::vector<ChainGather> gathers;
+    for (size_t k = 0; k < node.outputs.size(); ++k) {
+      if (attached_.count(node.outputs[k]) == 0) continue;
+      (void)views_.chain_gathers(node, k, gathers);  // (check_views refuses a bad chain)
+      for (const ChainGather& g : gathers)
+        attached_.insert(graph_.node(g.node).inputs.at(1));
+    }
   }
   values_.assign(attached_.begin(), attached_.end());
 }
@@ -331,6 +341,19 @@ FusionDecision AxisMapper::check_views() {
 
 void AxisMapper::tie_node(const Node& node) {
   const ValueId out = node.outputs.at(0);
+  if (views_.is_view_leaf(node)) {
+    // Each gather's index dims walk the loop axes of the leaf's dims.
+    std::vector<ChainGather> gathers;
+    for (size_t k = 0; k < node.outputs.size(); ++k) {
+      if (!attached(node.outputs[k])) continue;
+      (void)views_.chain_gathers(node, k, gathers);
+      for (const ChainGather& g : gathers)
+        for (size_t j = 0; j < g.leaf_dims.size(); ++j)
+          if (g.leaf_dims[j] >= 0)
+            uf_.unite(pair(graph_.node(g.node).inputs.at(1), static_cast<int>(j)),
+                      pair(node.outputs[k], g.leaf_dims[j]));
+    }
+  }
   switch (op_info(node.op).op_class) {
     case OpClass::Unary:
     case OpClass::Binary:
@@ -365,14 +388,6 @@ void AxisMapper::tie_node(const Node& node) {
         uf_.unite(pair(in, in_dims[k]), pair(out, out_dims[k]));
       return;
     }
-    case OpClass::Gather: {
-      if (!attached(out)) return;
-      const ValueId indices = node.inputs.at(1);
-      const int axis = static_cast<int>(std::get<AxisAttrs>(node.attrs).axis);
-      for (int d = 0; d < rank(indices); ++d)
-        uf_.unite(pair(indices, d), pair(out, axis + d));
-      return;
-    }
     case OpClass::Concat:
       if (!is_output(out)) return;
       for (size_t k = 1; k < node.inputs.size(); ++k)
@@ -380,7 +395,7 @@ void AxisMapper::tie_node(const Node& node) {
           uf_.unite(pair(node.inputs[0], d), pair(node.inputs[k], d));
       return;
     default:
-      return;  // slice, split: view leaves; constant, iota: axes of their own until tied
+      return;  // slice, split, gather: view leaves; constant, iota: own axes until tied
   }
 }
 

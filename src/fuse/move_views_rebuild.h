@@ -113,6 +113,10 @@ inline ValueId piece(const std::vector<ValueId>& pieces, size_t i) {
 /// reshape(ew(a, b)) -> ew(reshape a, reshape b) (move_views_reshape.cpp).
 bool hoist_reshape_over_elementwise(Rebuild& rb, const Node& node);
 
+/// concat of a few pieces of unequal static extent -> where over clamped
+/// gathers of the pieces (move_views_concat.cpp).
+bool concat_unequal_by_gather(Rebuild& rb, const Node& node);
+
 /// Read side, in the order they are tried.
 const std::vector<Rewrite>& read_rewrites();
 /// Write side, in the order they are tried.

@@ -5,7 +5,8 @@
 // one of its users. A concat that is a graph output, or has a user that
 // cannot take it, stays for those: its pieces are computed once either way,
 // and the users that took it read the pieces instead. A concat of unequal
-// pieces stays where it is (moving it would not let fusion absorb it).
+// pieces stays where it is (moving it would not let fusion absorb it); when
+// a computation reads it, move_views_concat.cpp turns it into gathers.
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -293,6 +294,7 @@ const std::vector<Rewrite>& write_rewrites() {
       {"sink_concat_below_reduce", sink_concat_below_reduce},
       {"sink_concat_below_transpose", sink_concat_below_transpose},
       {"sink_concat_below_broadcast_to", sink_concat_below_broadcast_to},
+      {"concat_unequal_by_gather", concat_unequal_by_gather},
   };
   return rewrites;
 }

@@ -92,6 +92,7 @@ class Partitioner {
     if (config_.enabled) {
       absorb_movement_producers();
       merge_siblings();
+      merge_into_sole_consumers();
     }
     unfuse_pure_movement();
     return std::move(g_);
@@ -103,6 +104,7 @@ class Partitioner {
   void absorb_movement_producers();
   void unfuse_pure_movement();
   void merge_siblings();
+  void merge_into_sole_consumers();
   FusionDecision can_merge(int a, int b) const;
   FusionDecision check_config(int a, int b) const;
   FusionDecision check_cycle(int a, int b) const;
@@ -123,9 +125,13 @@ class Partitioner {
 bool Partitioner::try_merge(int from, int into) {
   const FusionDecision decision = can_merge(from, into);
   if (!decision) {
-    if (config_.log_refusals)
-      g_.refusals.push_back(fmt::format("merge of {} into {} refused: {}", describe(from),
-                                        describe(into), decision.reason()));
+    if (config_.log_refusals) {
+      // A later round may ask again (merge_into_sole_consumers): log once.
+      std::string refusal = fmt::format("merge of {} into {} refused: {}", describe(from),
+                                        describe(into), decision.reason());
+      if (std::find(g_.refusals.begin(), g_.refusals.end(), refusal) == g_.refusals.end())
+        g_.refusals.push_back(std::move(refusal));
+    }
     return false;
   }
   // The region that started first keeps its index, so the result does not
@@ -198,6 +204,37 @@ void Partitioner::merge_siblings() {
           g_.regions[from].kind != RegionKind::Kernel)
         continue;
       try_merge(from, into);
+    }
+  }
+}
+
+// A kernel whose every reader is one other kernel merges into it when
+// allowed now. The greedy pass in node order can refuse such a merge too
+// early: a broadcast-shaped value read by two ops (x + b, then min(b, .))
+// was refused while its second reader was outside (it would have been
+// stored per iteration of the broadcast axis), and the second reader then
+// joined the first one's kernel. Rounds until nothing merges.
+void Partitioner::merge_into_sole_consumers() {
+  for (bool merged = true; merged;) {
+    merged = false;
+    for (size_t r = 0; r < g_.regions.size(); ++r) {
+      const WorkRegion& region = g_.regions[r];
+      if (!region.alive || region.kind != RegionKind::Kernel) continue;
+      int reader = -1;
+      bool sole = true;
+      for (NodeId id : region.nodes) {
+        for (ValueId out : graph_.node(id).outputs) {
+          sole = sole && !is_graph_output_[out];
+          for (NodeId c : consumers_[out]) {
+            const int cr = g_.region_of[c];
+            if (cr == static_cast<int>(r) || cr < 0) continue;
+            sole = sole && (reader < 0 || reader == cr);
+            reader = cr;
+          }
+        }
+      }
+      if (!sole || reader < 0 || g_.regions[reader].kind != RegionKind::Kernel) continue;
+      merged = try_merge(reader, static_cast<int>(r)) || merged;
     }
   }
 }
@@ -386,7 +423,11 @@ std::string Partitioner::describe(int region) const {
 FusedGraph partition(std::shared_ptr<const Graph> graph, const FusionConfig& config) {
   AF_CHECK(graph != nullptr, "partition of a null graph");
   Grouping grouping = Partitioner(*graph, config).run();
-  return detail::build_fused_graph(std::move(graph), std::move(grouping));
+  FusedGraph fused = detail::build_fused_graph(std::move(graph), std::move(grouping));
+  FusionConfig lone = config;
+  lone.group_kernels = false;  // the pipeline's group_kernels pass groups them
+  group_kernels(fused, lone);
+  return fused;
 }
 
 int FusedGraph::num_kernels() const {

@@ -1,4 +1,5 @@
-// print_fused_graph: one line per region, then the kernel count.
+// print_fused_graph: one line per region, the kernel groups of several
+// kernels, then the kernel count.
 #include <fmt/format.h>
 
 #include "autofuse/fuse/fusion.h"
@@ -42,7 +43,17 @@ std::string print_fused_graph(const FusedGraph& fused) {
   for (const Region& region : fused.regions)
     text += fmt::format("{} = {}({})  # {}\n", value_list(graph, region.outputs), region.name,
                         value_list(graph, region.inputs), describe(graph, region));
-  text += fmt::format("# kernels: {}\n", fused.num_kernels());
+  for (const KernelGroup& group : fused.groups) {
+    if (group.regions.size() < 2) continue;
+    std::vector<std::string_view> members;
+    for (int r : group.regions)
+      members.push_back(fused.regions.at(static_cast<size_t>(r)).name);
+    text += fmt::format("# {}: one launch of {}\n", group.name, fmt::join(members, ", "));
+  }
+  text += fmt::format("# kernels: {}", fused.num_kernels());
+  if (fused.num_launches() != fused.num_kernels())
+    text += fmt::format(" in {} launches", fused.num_launches());
+  text += "\n";
   return text;
 }
 

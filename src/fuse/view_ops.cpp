@@ -3,6 +3,7 @@
 #include "autofuse/fuse/view_ops.h"
 
 #include <algorithm>
+#include <variant>
 
 #include <fmt/format.h>
 
@@ -115,6 +116,7 @@ RegionViews::RegionViews(const Graph& graph, const std::vector<NodeId>& nodes)
       case OpClass::Reshape:
       case OpClass::Slice:
       case OpClass::Split:
+      case OpClass::Gather:  // (its data operand: the indices are read at the loop point)
         view = walkable_[node.inputs.at(0)];
         break;
       default:
@@ -123,6 +125,109 @@ RegionViews::RegionViews(const Graph& graph, const std::vector<NodeId>& nodes)
     for (ValueId out : node.outputs)
       walkable_[out] = view;
   }
+}
+
+namespace {
+
+constexpr int kOneDim = -1;  // a literal-1 dim: on no loop axis of the leaf
+constexpr int kNoLoop = -2;  // a dim whose coordinate is not one loop index
+
+bool literal_one(const sym::ShapeEnv& env, const sym::Expr& e) {
+  return env.canonicalize(e).as_const() == 1;
+}
+
+// For each dim of node.inputs[0], the leaf dim it walks with, from that of
+// the node's output `output_index` (`y`).
+std::vector<int> input_dims(const Graph& graph, const Node& node, size_t output_index,
+                            const std::vector<int>& y) {
+  const sym::ShapeEnv& env = graph.shape_env();
+  const Shape& x_shape = graph.value(node.inputs.at(0)).type.shape;
+  const Shape& y_shape = graph.value(node.outputs.at(output_index)).type.shape;
+  const size_t rx = x_shape.size();
+  std::vector<int> x(rx, kNoLoop);
+  for (size_t d = 0; d < rx; ++d)
+    if (literal_one(env, x_shape[d])) x[d] = kOneDim;
+  switch (op_info(node.op).op_class) {
+    case OpClass::Transpose: {
+      const auto& perm = std::get<TransposeAttrs>(node.attrs).perm;
+      for (size_t i = 0; i < perm.size(); ++i)
+        x[static_cast<size_t>(perm[i])] = y[i];
+      return x;
+    }
+    case OpClass::BroadcastTo:
+      for (size_t d = 0; d < rx; ++d)
+        if (x[d] != kOneDim) x[d] = y[d + y.size() - rx];
+      return x;
+    case OpClass::Reshape: {
+      const auto groups = reshape_groups(env, x_shape, y_shape);
+      if (!groups) return x;
+      for (const ReshapeGroup& g : *groups)  // one dim each side: the same coordinate
+        if (g.in_dims.size() == 1 && g.out_dims.size() == 1)
+          x[static_cast<size_t>(g.in_dims[0])] = y[static_cast<size_t>(g.out_dims[0])];
+      return x;
+    }
+    case OpClass::Slice: {
+      for (size_t d = 0; d < rx; ++d)
+        if (x[d] != kOneDim) x[d] = y[d];
+      for (int64_t axis : std::get<SliceAttrs>(node.attrs).axes)
+        if (x[static_cast<size_t>(axis)] != kOneDim) x[static_cast<size_t>(axis)] = kNoLoop;
+      return x;
+    }
+    case OpClass::Split: {
+      for (size_t d = 0; d < rx; ++d)
+        if (x[d] != kOneDim) x[d] = y[d];
+      const auto axis = static_cast<size_t>(std::get<SplitAttrs>(node.attrs).axis);
+      if (x[axis] != kOneDim) x[axis] = kNoLoop;
+      return x;
+    }
+    case OpClass::Gather: {
+      const auto axis = static_cast<size_t>(std::get<AxisAttrs>(node.attrs).axis);
+      const auto q = static_cast<size_t>(graph.value(node.inputs.at(1)).type.rank());
+      for (size_t d = 0; d < rx; ++d)
+        if (d != axis && x[d] != kOneDim) x[d] = y[d < axis ? d : d + q - 1];
+      return x;
+    }
+    default:
+      return x;
+  }
+}
+
+}  // namespace
+
+FusionDecision RegionViews::chain_gathers(const Node& leaf, size_t output_index,
+                                          std::vector<ChainGather>& out) const {
+  out.clear();
+  const Node* node = &leaf;
+  size_t index = output_index;
+  std::vector<int> dims(graph_.value(leaf.outputs.at(output_index)).type.rank());
+  for (size_t d = 0; d < dims.size(); ++d)
+    dims[d] = static_cast<int>(d);
+  for (;;) {
+    if (op_info(node->op).op_class == OpClass::Gather) {
+      const auto axis = static_cast<size_t>(std::get<AxisAttrs>(node->attrs).axis);
+      const auto q = static_cast<size_t>(graph_.value(node->inputs.at(1)).type.rank());
+      ChainGather g{node->id, {}};
+      for (size_t j = 0; j < q; ++j) {
+        const int d = dims.at(axis + j);
+        if (d == kNoLoop)
+          return FusionDecision::refuse(fmt::format(
+              "the indices of gather '{}' are not read at loop points (the view of '{}' slices, "
+              "splits, regroups or gathers again the gathered dim)",
+              graph_.value(node->outputs[0]).name, graph_.value(leaf.outputs[output_index]).name));
+        g.leaf_dims.push_back(d);
+      }
+      out.push_back(std::move(g));
+    }
+    const ValueId in = node->inputs.at(0);
+    const NodeId producer = graph_.value(in).producer;
+    if (!walkable(in) || producer == kNoNode || !in_region(producer)) break;
+    dims = input_dims(graph_, *node, index, dims);
+    node = &graph_.node(producer);
+    index = 0;
+    while (node->outputs.at(index) != in)
+      ++index;
+  }
+  return FusionDecision::allow();
 }
 
 bool RegionViews::in_region(NodeId id) const {
@@ -176,6 +281,9 @@ FusionDecision RegionViews::check(const Node& node) const {
       v = p.inputs.at(0);
     }
   }
+  std::vector<ChainGather> gathers;
+  for (size_t k = 0; k < node.outputs.size(); ++k)
+    if (FusionDecision d = chain_gathers(node, k, gathers); !d) return d;
   return FusionDecision::allow();
 }
 

@@ -76,6 +76,9 @@ class ExecutableImpl final : public Executable {
   const Graph& graph() const { return *program_.fused.graph; }
   int group_of(ValueId v) const { return group_of_[static_cast<size_t>(v)]; }
   void plan_storage();
+  /// Region r is a kernel group's member after its first (run by the
+  /// group's launch, the first member's step).
+  bool in_later_group_place(int r) const;
   void add_use(ValueId v, int step);
   ShapeEntry& entry_for(std::span<const HostTensor> inputs);
   ShapeEntry make_entry(std::span<const HostTensor> inputs) const;
@@ -138,6 +141,13 @@ ExecutableImpl::ExecutableImpl(Program program, int threads)
   }
 }
 
+bool ExecutableImpl::in_later_group_place(int r) const {
+  for (const fuse::KernelGroup& group : program_.fused.groups)
+    if (std::find(group.regions.begin() + 1, group.regions.end(), r) != group.regions.end())
+      return true;
+  return false;
+}
+
 void ExecutableImpl::add_use(ValueId v, int step) {
   Group& g = groups_[static_cast<size_t>(group_of(v))];
   g.last_step = std::max(g.last_step, step);
@@ -185,6 +195,7 @@ void ExecutableImpl::plan_storage() {
         auto it =
             std::find_if(program_.kernels.begin(), program_.kernels.end(),
                          [&](const LoadedKernel& k) { return k.region == static_cast<int>(r); });
+        if (it == program_.kernels.end() && in_later_group_place(static_cast<int>(r))) break;
         AF_CHECK(it != program_.kernels.end(), "kernel region '{}' has no kernel", region.name);
         steps_.push_back({StepKind::Kernel, static_cast<int>(it - program_.kernels.begin())});
         for (ValueId v : it->inputs)

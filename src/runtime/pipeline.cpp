@@ -1,13 +1,15 @@
 // The compile pipeline, one flat list of passes (docs/pipeline.md):
 //
-//   fuse::move_views -> fuse::partition -> per Kernel region: ascir::lower_region,
-//   ascir::elide_casts, schedule::schedule_kernel -> codegen::generate_cpu_module
-//   (all kernels, one module) -> jit::compile_and_load -> the Executable.
+//   fuse::move_views -> fuse::partition -> fuse::group_kernels -> per Kernel
+//   region: ascir::lower_region, ascir::elide_casts, schedule::schedule_kernel
+//   -> codegen::generate_cpu_module (all kernels, one module; one launch per
+//   kernel group, runtime/group_launch.h) -> jit::compile_and_load -> the
+//   Executable.
 //
 // Every pass is timed into CompileReport::pass_seconds (summed over kernels
 // for the per-kernel passes). With a dump folder (CompileOptions::dump_dir,
 // else $AUTOFUSE_DUMP) the IR after each pass is written there:
-// 00_move_views.txt (the rewritten graph), 01_fused.txt,
+// 00_move_views.txt (the rewritten graph), 01_fused.txt (after grouping),
 // 02_<kernel>_ascgraph.txt (after lowering and cast elision),
 // 03_<kernel>_schedule.txt, module.cpp.
 #include <cctype>
@@ -23,6 +25,7 @@
 #include "autofuse/graph/text.h"
 #include "autofuse/runtime/executable.h"
 #include "autofuse/schedule/schedule.h"
+#include "runtime/group_launch.h"
 #include "runtime/program.h"
 
 namespace autofuse::runtime {
@@ -129,9 +132,14 @@ Program compile_program(std::shared_ptr<const Graph> graph, const CompileOptions
   }
   program.fused =
       timer.time("fuse::partition", [&] { return fuse::partition(graph, options.fusion); });
+  timer.time("fuse::group_kernels",
+             [&] { return fuse::group_kernels(program.fused, options.fusion); });
   dump.write("01_fused.txt", fuse::print_fused_graph(program.fused));
 
+  // Per Kernel region: its scheduled kernel (kernel_of_region) and args.
   std::vector<schedule::ScheduledKernel> scheduled;
+  std::vector<int> kernel_of_region(program.fused.regions.size(), -1);
+  std::vector<NestArgs> nests;
   for (size_t r = 0; r < program.fused.regions.size(); ++r) {
     const fuse::Region& region = program.fused.regions[r];
     if (region.kind != fuse::RegionKind::Kernel) continue;
@@ -141,8 +149,7 @@ Program compile_program(std::shared_ptr<const Graph> graph, const CompileOptions
     const std::string stem = file_stem(region.name);
     dump.write(fmt::format("02_{}_ascgraph.txt", stem), ascir::print_asc_graph(asc));
 
-    LoadedKernel kernel;
-    kernel.region = static_cast<int>(r);
+    NestArgs kernel;
     kernel.inputs = asc.inputs;
     kernel.outputs = asc.outputs;
     scheduled.push_back(timer.time("schedule::schedule_kernel",
@@ -152,15 +159,29 @@ Program compile_program(std::shared_ptr<const Graph> graph, const CompileOptions
     AF_CHECK(scheduled.back().graph.inputs == kernel.inputs &&
                  scheduled.back().graph.outputs == kernel.outputs,
              "scheduling changed the arguments of kernel '{}'", region.name);
-    program.kernels.push_back(std::move(kernel));
+    kernel_of_region[r] = static_cast<int>(nests.size());
+    nests.push_back(std::move(kernel));
   }
-  program.report.kernels = static_cast<int>(program.kernels.size());
+  // One launch per kernel group (a group of one: its kernel).
+  std::vector<codegen::KernelGroupSpec> groups;
+  for (const fuse::KernelGroup& group : program.fused.groups) {
+    GroupLaunch planned = plan_group_launch(program.fused, group, kernel_of_region, nests);
+    LoadedKernel launch;
+    launch.region = group.regions.at(0);
+    launch.inputs = std::move(planned.inputs);
+    launch.outputs = std::move(planned.outputs);
+    program.kernels.push_back(std::move(launch));
+    groups.push_back(std::move(planned.spec));
+  }
+  program.report.kernels = static_cast<int>(nests.size());
+  program.report.launches = static_cast<int>(program.kernels.size());
   if (program.kernels.empty()) return program;  // only library ops: nothing to compile
 
-  const codegen::ModuleSource module = timer.time(
-      "codegen::generate_cpu_module", [&] { return codegen::generate_cpu_module(scheduled); });
+  const codegen::ModuleSource module = timer.time("codegen::generate_cpu_module", [&] {
+    return codegen::generate_cpu_module(scheduled, groups);
+  });
   dump.write("module.cpp", module.code);
-  AF_CHECK(module.kernels.size() == program.kernels.size(), "{} kernels generated for {} regions",
+  AF_CHECK(module.kernels.size() == program.kernels.size(), "{} launches generated for {} groups",
            module.kernels.size(), program.kernels.size());
 
   jit::CompilerOptions compiler = options.compiler;

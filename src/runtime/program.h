@@ -20,9 +20,10 @@ using TilingDataSizeFn = int64_t (*)();
 using TilingFn = void (*)(const int64_t* symbols, const af_machine* machine, void* tiling_data);
 using KernelFn = void (*)(const void* tiling_data, void* const* args, int64_t block_idx);
 
-/// One generated kernel of the program (the code of one Kernel region).
+/// One launch of the program: the code of one Kernel region, or of a
+/// kernel group (fuse::KernelGroup) of several.
 struct LoadedKernel {
-  int region = 0;                    ///< index into FusedGraph::regions
+  int region = 0;                    ///< index into FusedGraph::regions: the (first) member
   std::string name;                  ///< prefix of its ABI functions
   std::vector<ValueId> inputs;       ///< graph values behind the Data args, in order
   std::vector<ValueId> outputs;      ///< graph values behind the Output args, in order
@@ -37,7 +38,7 @@ struct LoadedKernel {
 
 struct Program {
   fuse::FusedGraph fused;
-  std::vector<LoadedKernel> kernels;    ///< one per Kernel region, in region order
+  std::vector<LoadedKernel> kernels;    ///< one per kernel group, in region order
   std::shared_ptr<jit::Module> module;  ///< keeps the kernels' code loaded
   CompileReport report;
 };

@@ -50,16 +50,24 @@ int run(const FuseOptions& options) {
   runtime::CompileOptions compile = compile_options(!options.unfused, options.dump_dir);
   // With --dump-dir the whole pipeline runs, and the partition it compiled
   // is the one printed; otherwise only the passes up to the partitioner run
-  // (fuse::move_views, when on, as the pipeline runs it).
+  // (fuse::move_views, when on, and fuse::group_kernels, as the pipeline
+  // runs them).
   std::unique_ptr<runtime::Executable> exe;
   if (!options.dump_dir.empty()) exe = runtime::Executable::build(graph, compile);
   std::shared_ptr<const Graph> partitioned = graph;
   if (!exe && compile.fusion.enabled && compile.fusion.move_views)
     partitioned = fuse::move_views(graph).graph;
-  const fuse::FusedGraph fused = exe ? exe->fused() : fuse::partition(partitioned, compile.fusion);
+  fuse::FusedGraph fused;
+  if (exe) {
+    fused = exe->fused();
+  } else {
+    fused = fuse::partition(partitioned, compile.fusion);
+    fuse::group_kernels(fused, compile.fusion);
+  }
   if (options.json) {
     nlohmann::json doc = {{"graph", graph->name()},
                           {"kernels", fused.num_kernels()},
+                          {"launches", fused.num_launches()},
                           {"regions", regions_json(fused)},
                           {"refusals", fused.refusals}};
     std::cout << doc.dump(2) << "\n";

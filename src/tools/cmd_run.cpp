@@ -80,14 +80,18 @@ int run(const RunOptions& options) {
     exe = runtime::Executable::build(graph, compile_options(!options.unfused));
     const runtime::CompileReport& report = exe->report();
     doc["kernels"] = report.kernels;
+    doc["launches"] = report.launches;
     doc["compiles"] = report.jit.compiles;
     doc["cache_hits"] = report.jit.cache_hits;
     doc["compile_seconds"] = report.jit.compile_seconds;
     if (!options.json)
       std::cout << fmt::format(
-          "graph {}: {} kernel(s){}; {} compile(s) ({:.3f} s), {} cache hit(s)\n", graph->name(),
-          report.kernels, options.unfused ? " (unfused)" : "", report.jit.compiles,
-          report.jit.compile_seconds, report.jit.cache_hits);
+          "graph {}: {} kernel(s){}{}; {} compile(s) ({:.3f} s), {} cache hit(s)\n", graph->name(),
+          report.kernels,
+          report.launches != report.kernels ? fmt::format(" in {} launch(es)", report.launches)
+                                            : std::string(),
+          options.unfused ? " (unfused)" : "", report.jit.compiles, report.jit.compile_seconds,
+          report.jit.cache_hits);
   } else if (!options.json) {
     std::cout << fmt::format("graph {}: reference interpreter\n", graph->name());
   }

@@ -54,15 +54,16 @@ TEST(GatherTextTest, RoundTripsExactly) {
   const AscNode& e = g.node(4);
   EXPECT_EQ(e.kind, AscKind::Gather);
   EXPECT_EQ(e.inputs, (std::vector<int>{0, 3}));
-  EXPECT_EQ(e.gather_stride, Expr::symbol("H"));
-  EXPECT_EQ(e.gather_size, Expr::symbol("V"));
+  ASSERT_EQ(e.gather.size(), 1u);
+  EXPECT_EQ(e.gather[0].stride, Expr::symbol("H"));
+  EXPECT_EQ(e.gather[0].size, Expr::symbol("V"));
+  EXPECT_EQ(e.gather[0].name, "e");  // no `name=`: the node's
   // The gather fields' symbols count (V appears nowhere else).
   EXPECT_EQ(g.symbols(), (std::vector<std::string>{"H", "N", "V"}));
   // Other kinds keep the defaults.
   for (const AscNode& n : g.nodes) {
     if (n.kind == AscKind::Gather) continue;
-    EXPECT_EQ(n.gather_stride, Expr(0)) << n.name;
-    EXPECT_EQ(n.gather_size, Expr(0)) << n.name;
+    EXPECT_TRUE(n.gather.empty()) << n.name;
   }
   const AscGraph c = parse_asc_graph(kConcat);
   EXPECT_EQ(c.node(7).inputs, (std::vector<int>{5, 6}));
@@ -81,8 +82,8 @@ TEST(GatherTextTest, SymbolicGatherFields) {
 }
 )";
   const AscGraph g = parse_asc_graph(text);
-  EXPECT_EQ(g.node(3).gather_stride, sym::max(Expr::symbol("K"), 2));
-  EXPECT_EQ(g.node(3).gather_size, Expr(7));
+  EXPECT_EQ(g.node(3).gather.at(0).stride, sym::max(Expr::symbol("K"), 2));
+  EXPECT_EQ(g.node(3).gather.at(0).size, Expr(7));
   EXPECT_EQ(print_asc_graph(g), text);
 }
 
@@ -161,9 +162,16 @@ AscNode& at(AscGraph& g, int id) {
 INSTANTIATE_TEST_SUITE_P(
     Breakages, GatherVerifyTest,
     ::testing::Values(Breakage{"gather fields on a load", kEmbedding,
-                               [](AscGraph& g) { at(g, 2).gather_size = Expr(3); }},
-                      Breakage{"gather stride on a store", kEmbedding,
-                               [](AscGraph& g) { at(g, 6).gather_stride = Expr(1); }},
+                               [](AscGraph& g) { at(g, 2).gather = at(g, 4).gather; }},
+                      Breakage{"gather dim on a store", kEmbedding,
+                               [](AscGraph& g) { at(g, 6).gather = at(g, 4).gather; }},
+                      Breakage{"gather without dims", kEmbedding,
+                               [](AscGraph& g) {
+                                 at(g, 4).gather.clear();
+                                 at(g, 4).inputs.pop_back();
+                               }},
+                      Breakage{"gathered dim without a name", kEmbedding,
+                               [](AscGraph& g) { at(g, 4).gather[0].name.clear(); }},
                       Breakage{"gather reads a load as its buffer", kEmbedding,
                                [](AscGraph& g) { at(g, 4).inputs[0] = 2; }},
                       Breakage{"gather index is a buffer", kEmbedding,
@@ -265,8 +273,8 @@ TEST(GatherScheduleTest, GatherStridesBlockOrAllowMerges) {
   ASSERT_EQ(m.axes.size(), 2u);
   EXPECT_EQ(m.axes[0].size, Expr::symbol("A") * Expr::symbol("B"));
   EXPECT_EQ(m.node(3).view.strides, (std::vector<Expr>{Expr(1), Expr(0)}));
-  EXPECT_EQ(m.node(3).gather_stride, Expr(7));
-  EXPECT_EQ(m.node(3).gather_size, Expr::symbol("V"));
+  EXPECT_EQ(m.node(3).gather.at(0).stride, Expr(7));
+  EXPECT_EQ(m.node(3).gather.at(0).size, Expr::symbol("V"));
 }
 
 TEST(GatherScheduleTest, PiecesBlockMergeAndBothPassesRecomputeTheGather) {

@@ -86,6 +86,56 @@ TEST(LowerViews, GatherIndexesOneDimOfItsTable) {
                                         "repeats[B, S, 32] strides[0, 0, 1] offset 0")));
 }
 
+TEST(LowerViews, ChainOfTwoGathersIsOneGatherOfTwoDims) {
+  // y[n, p, q] = x[n, i[p], j[q]]: one Gather, one index per gathered dim
+  // (the buffer's side first), each on its own loop axis.
+  const auto lines = lower_single_kernel(R"(graph g(x: f32[N, 5, 7], i: i64[9], j: i64[11]) {
+  a = gather(x, i, axis=1)
+  b = gather(a, j, axis=2)
+  y = neg(b)
+  return y
+})");
+  EXPECT_THAT(lines, Contains("%0 x = data(arg=0) : f32 repeats[1, 1, 1]"));
+  EXPECT_THAT(lines, Contains("%2 i_load = load(%1) : i64 repeats[1, 9, 1] strides[0, 1, 0] "
+                              "offset 0"));
+  EXPECT_THAT(lines, Contains("%4 j_load = load(%3) : i64 repeats[1, 1, 11] strides[0, 0, 1] "
+                              "offset 0"));
+  EXPECT_THAT(lines, Contains("%7 b = gather(%0, %5, %6, stride=7, size=5, name=a, stride=1, "
+                              "size=7) : f32 repeats[N, 9, 11] strides[35, 0, 0] offset 0"));
+}
+
+TEST(LowerViews, GatherChainThroughTransposeSliceAndTwoDimIndices) {
+  // t = g1^T (g1 = x[i[p], :, :]), s = t[:, 1::2, :], g2 = s[j[q, r], :, :]
+  // along t's dim 0 (x's C): g2[q, r, b2, p] =
+  // x[i[p], 1 + 2*b2, j[q, r]], the slice an offset and a stride.
+  const auto lines = lower_single_kernel(R"(graph g(x: f32[A, B, C], i: i64[P], j: i64[Q, R]) {
+  g1 = gather(x, i, axis=0)
+  t = transpose(g1, perm=[2, 1, 0])
+  s = slice(t, axes=[1], starts=[1], ends=[end], steps=[2])
+  g2 = gather(s, j, axis=0)
+  y = neg(g2)
+  return y
+})");
+  EXPECT_THAT(lines, Contains(HasSubstr("g2 = gather(%0, %")));
+  EXPECT_THAT(lines, Contains(HasSubstr(", stride=B*C, size=A, name=g1, stride=1, size=C) : f32 "
+                                        "repeats[Q, R, ceildiv(B - 1, 2), P] strides[0, 0, 2*C, 0] "
+                                        "offset C")));
+}
+
+TEST(LowerViews, ThreeGathersAreOneGather) {
+  const auto lines =
+      lower_single_kernel(R"(graph g(x: f16[4, 6, 8], i: i64[3], j: i64[5], k: i64[7]) {
+  g1 = gather(x, i, axis=0)
+  g2 = gather(g1, j, axis=1)
+  g3 = gather(g2, k, axis=2)
+  y = neg(g3)
+  return y
+})");
+  EXPECT_THAT(lines, Contains(HasSubstr("g3 = gather(%0, %7, %8, %9, stride=48, size=4, name=g1, "
+                                        "stride=8, size=6, name=g2, stride=1, size=8) : f16 "
+                                        "repeats[3, 5, 7] strides[0, 0, 0] offset 0")));
+}
+
 TEST(LowerViews, ConcatOutputIsStoredPieceByPiece) {
   const auto lines = lower_single_kernel(R"(graph g(x: f32[N, 16], y: f32[N, 16]) {
   a = exp(x)

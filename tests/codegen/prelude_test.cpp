@@ -49,6 +49,16 @@ const jit::Module& prelude_module() {
         "    const af_machine* m, int64_t* out) {\n"
         "  const af_block_split s = af_choose_blocks(units, bytes, align, m);\n"
         "  out[0] = s.block_dim;\n  out[1] = s.chunk;\n}\n"
+        "extern \"C\" void t_group(int64_t n, const af_tiling_header* members,\n"
+        "    const int64_t* level, const int64_t* empty, int64_t max_phases,\n"
+        "    af_group_slot* slots, int64_t* out) {\n"
+        "  const af_tiling_header* h[8];\n"
+        "  for (int64_t k = 0; k < n; ++k) h[k] = &members[k];\n"
+        "  af_tiling_header header = {};\n  header.max_phases = max_phases;\n"
+        "  int64_t serial = -1;\n"
+        "  af_group_schedule(n, h, level, empty, slots, &header, &serial);\n"
+        "  out[0] = header.block_dim;\n  out[1] = header.num_phases;\n"
+        "  out[2] = header.workspace_bytes;\n  out[3] = serial;\n}\n"
         "extern \"C\" void t_div(int64_t a, int64_t b, int64_t* out) {\n"
         "  out[0] = af_floordiv(a, b);\n  out[1] = af_mod(a, b);\n"
         "  out[2] = af_ceildiv(a, b);\n}\n";
@@ -219,6 +229,63 @@ TEST(Prelude, CostModel) {
   choose(0, 4, 64, &m, out);
   EXPECT_EQ(out[0], 1);
   EXPECT_EQ(out[1], 0);
+}
+
+/// af_group_slot of the prelude (kernel groups).
+struct GroupSlot {
+  int64_t start, off, block_dim, phases, workspace;
+};
+
+TEST(Prelude, GroupScheduleRunsSmallMembersOnOneBlock) {
+  using Fn = void (*)(int64_t, const af_tiling_header*, const int64_t*, const int64_t*, int64_t,
+                      GroupSlot*, int64_t*);
+  auto group = fn<Fn>("group");
+  // Every member one block: one block runs them all in order; workspaces
+  // are laid out one after the other, 64-byte aligned.
+  const af_tiling_header small[2] = {{1, 0, 0, 3, 10}, {1, 0, 0, 1, 70}};
+  const int64_t levels[2] = {0, 1}, none_empty[2] = {0, 0};
+  GroupSlot slots[2];
+  int64_t out[4];
+  group(2, small, levels, none_empty, 1 << 20, slots, out);
+  EXPECT_EQ(out[0], 1);
+  EXPECT_EQ(out[1], 1);
+  EXPECT_EQ(out[2], 64 + 128);
+  EXPECT_EQ(out[3], 1);
+  EXPECT_EQ(slots[0].phases, 3);  // all three of its launches, in order
+  EXPECT_EQ(slots[0].workspace, 0);
+  EXPECT_EQ(slots[1].workspace, 64);
+}
+
+TEST(Prelude, GroupScheduleLaysOutLevelsInPhases) {
+  using Fn = void (*)(int64_t, const af_tiling_header*, const int64_t*, const int64_t*, int64_t,
+                      GroupSlot*, int64_t*);
+  auto group = fn<Fn>("group");
+  // Level 0: members 0 (2 blocks, 1 launch) and 1 (2 blocks, 3 launches)
+  // side by side; level 1: member 2 (3 blocks) after them; member 3 empty.
+  const af_tiling_header members[4] = {
+      {2, 0, 0, 1, 0}, {2, 0, 0, 3, 100}, {3, 0, 0, 0, 0}, {4, 0, 0, 1, 1000}};
+  const int64_t levels[4] = {0, 0, 1, 1}, empty[4] = {0, 0, 0, 1};
+  GroupSlot slots[4];
+  int64_t out[4];
+  group(4, members, levels, empty, 1 << 20, slots, out);
+  EXPECT_EQ(out[0], 4);  // the widest phase: members 0 and 1
+  EXPECT_EQ(out[1], 4);  // 3 launches of level 0, 1 of level 1
+  EXPECT_EQ(out[2], 128);
+  EXPECT_EQ(out[3], 0);
+  EXPECT_EQ(slots[0].start, 0);
+  EXPECT_EQ(slots[0].off, 0);
+  EXPECT_EQ(slots[1].start, 0);
+  EXPECT_EQ(slots[1].off, 2);
+  EXPECT_EQ(slots[1].phases, 3);
+  EXPECT_EQ(slots[2].start, 3);
+  EXPECT_EQ(slots[2].off, 0);
+  EXPECT_EQ(slots[2].phases, 1);
+  EXPECT_EQ(slots[3].block_dim, 0);  // nothing to write: skipped
+  // A caller that runs one launch only: everything on one block.
+  group(4, members, levels, empty, 0, slots, out);
+  EXPECT_EQ(out[0], 1);
+  EXPECT_EQ(out[1], 1);
+  EXPECT_EQ(out[3], 1);
 }
 
 TEST(Prelude, FloorDivision) {

@@ -229,20 +229,47 @@ TEST(CompositePipeline, DenseLayerNormGeluBlockCompilesOnceAndMatches) {
   EXPECT_EQ(exe->report().jit.compiles, 1);
 }
 
+/// Relu(ConstantPad(x, value) * 2) of an [N, C, H, W] tensor, computed
+/// directly (independent of the importer's iota/gather/where form).
+std::vector<double> padded_mul_relu(const HostTensor& x, const std::vector<int64_t>& pads,
+                                    double value, std::vector<int64_t>& shape) {
+  const std::vector<int64_t> in = x.shape();
+  const size_t rank = in.size();
+  shape.assign(rank, 0);
+  for (size_t d = 0; d < rank; ++d)
+    shape[d] = pads[d] + in[d] + pads[d + rank];
+  std::vector<double> out;
+  std::vector<int64_t> at(rank, 0);
+  for (int64_t e = 0; e < numel_of(shape); ++e) {
+    int64_t rest = e, source = 0, stride = 1;
+    bool inside = true;
+    for (size_t d = rank; d-- > 0;) {
+      at[d] = rest % shape[d];
+      rest /= shape[d];
+      const int64_t p = at[d] - pads[d];
+      inside = inside && p >= 0 && p < in[d];
+      source += p * stride;
+      stride *= in[d];
+    }
+    out.push_back(std::max(0.0, 2 * (inside ? x.get_f64(source) : value)));
+  }
+  return out;
+}
+
 TEST(CompositePipeline, ConstantPadFusesWithItsNeighbours) {
-  // Relu(Pad(x, constant 0.5) * 2) over static H, W with a symbolic batch:
-  // padding one axis is iota/compare/where around a gather of x, so it
-  // joins the kernel (no library concat). Each further padded axis gathers
-  // from a computed value, which starts a new kernel.
+  // Relu(Pad(x, constant 0.5) * 2) over static C, H, W with a symbolic batch:
+  // padding is iota/compare/where around one gather of x per padded axis,
+  // the gathers chained directly on x (one view of its buffer), so the pad
+  // joins its neighbours' kernel (no library concat) however many axes it
+  // pads. Negative pads crop (a slice, part of the same view).
   struct Case {
     std::vector<int64_t> pads;
     int kernels;
-    std::vector<int64_t> out;
   };
-  for (const Case& c :
-       {Case{{0, 0, 2, 0, 0, 1}, 1, {0, 3, 8}}, Case{{0, 1, 2, 0, 2, 1}, 2, {0, 6, 8}}}) {
+  for (const Case& c : {Case{{0, 0, 0, 2, 0, 0, 0, 1}, 1}, Case{{0, 0, 1, 2, 0, 0, 2, 1}, 1},
+                        Case{{0, 1, 1, 2, 0, 3, 2, 1}, 1}, Case{{0, 2, -1, 1, 0, 0, 1, -2}, 1}}) {
     ModelBuilder m(21);
-    m.input("x", kF32, {"N", 3, 5})
+    m.input("x", kF32, {"N", 4, 3, 5})
         .initializer(ints("pads", c.pads))
         .initializer(tensor("half", kF32, {}, {0.5}))
         .initializer(tensor("two", kF32, {}, {2.0}))
@@ -255,17 +282,29 @@ TEST(CompositePipeline, ConstantPadFusesWithItsNeighbours) {
     runtime::CompileOptions options;
     options.compiler.cache_dir = cache.path();
     auto exe = runtime::Executable::build(model.graph, options);
-    EXPECT_EQ(exe->report().kernels, c.kernels) << fuse::print_fused_graph(exe->fused());
+    const std::string what = fmt::format("pads {}", fmt::join(c.pads, ","));
+    EXPECT_EQ(exe->report().kernels, c.kernels) << what << fuse::print_fused_graph(exe->fused());
     EXPECT_EQ(exe->fused().regions.size(), static_cast<size_t>(c.kernels))
-        << fuse::print_fused_graph(exe->fused());
+        << what << fuse::print_fused_graph(exe->fused());
     uint64_t seed = 3;
     for (int64_t n : {1, 2, 7}) {
-      const HostTensor x = random_host(DType::f32, {n, 3, 5}, seed++);
-      const std::vector<HostTensor> want = run(model, {x});
+      const HostTensor x = random_host(DType::f32, {n, 4, 3, 5}, seed++);
       const std::vector<HostTensor> got = exe->run(std::vector<HostTensor>{x});
-      std::vector<int64_t> shape = c.out;
-      shape[0] = n;
-      expect_close(got[0], shape, values_of(want[0]), 0, 0, fmt::format("N={}", n));
+      std::vector<int64_t> crop = c.pads, shape;
+      for (int64_t& p : crop)  // the crop first: then only padding is left
+        p = std::max<int64_t>(p, 0);
+      HostTensor cropped = x;
+      if (c.pads[2] < 0 || c.pads[7] < 0) {  // the case cropping H at the start, W at the end
+        cropped = HostTensor(DType::f32, {n, 4, 2, 3});
+        for (int64_t e = 0; e < cropped.numel(); ++e) {
+          const int64_t w = e % 3, h = e / 3 % 2, nc = e / 6;
+          cropped.set_f64(e, x.get_f64(nc * 15 + (h + 1) * 5 + w));
+        }
+      }
+      const std::vector<double> want = padded_mul_relu(cropped, crop, 0.5, shape);
+      expect_close(got[0], shape, want, 0, 0, fmt::format("{} N={}", what, n));
+      expect_close(got[0], shape, values_of(run(model, {x})[0]), 0, 0,
+                   fmt::format("{} N={} (reference)", what, n));
     }
   }
 }

@@ -381,3 +381,58 @@ TEST(Partition, ASharedScalarConstantDoesNotMakeSiblings) {
 
 }  // namespace
 }  // namespace autofuse::fuse
+
+namespace autofuse::fuse {
+namespace {
+
+// A broadcast-shaped value read by two ops that join again: the greedy pass
+// refuses to merge its kernel early (it would be stored per iteration of the
+// broadcast axis while its second reader is outside); once the second reader
+// has joined the first one's kernel, merge_into_sole_consumers merges it.
+TEST(Partition, BroadcastDiamondIsOneKernelWhicheverTheOperandOrder) {
+  for (const char* w : {"add(c, a)", "add(a, c)"}) {
+    auto g = fuse_test::parse(fmt::format(R"(
+      graph g(x: f32[C, A], y: f32[C, 1]) {{
+        m = neg(y)
+        a = max(x, m)
+        c = abs(m)
+        w = {}
+        return w
+      }})",
+                                          w));
+    FusedGraph fused = partition(g, FusionConfig{});
+    EXPECT_EQ(fused.num_kernels(), 1) << w << "\n" << print_fused_graph(fused);
+  }
+  auto g = fuse_test::parse(R"(
+    graph g(p: f32[B, F, A], q: f16[B, 1, A]) {
+      s = sign(q)
+      pc = cast(p, to=f16)
+      u = add(pc, s)
+      v = min(s, u)
+      return v
+    })");
+  EXPECT_EQ(partition(g, FusionConfig{}).num_kernels(), 1);
+}
+
+// A one-element value computed in the graph (the fuzz test's variant of
+// the diamond) read by two chains that each join a full-shaped kernel.
+TEST(Partition, SharedOneElementValueJoinsItsReadersKernel) {
+  auto g = fuse_test::parse(R"(
+    graph g(x: f16[E, A]) {
+      i = iota(dtype=f32, shape=[1, 1], axis=1)
+      k = constant(dtype=f32, value=0.5)
+      t = mul(i, k)
+      a = tanh(t)
+      ah = cast(a, to=f16)
+      u = sub(ah, x)
+      b = tanh(t)
+      bh = cast(b, to=f16)
+      w = add(bh, u)
+      return w
+    })");
+  FusedGraph fused = partition(g, FusionConfig{});
+  EXPECT_EQ(fused.num_kernels(), 1) << print_fused_graph(fused);
+}
+
+}  // namespace
+}  // namespace autofuse::fuse

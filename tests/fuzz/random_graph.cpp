@@ -126,12 +126,6 @@ Shape SubgraphGen::partner_shape(const Shape& shape) {
   return out;
 }
 
-bool SubgraphGen::reusable(const Val& v) const {
-  // kKnownBug_BroadcastDiamondSplits: see random_graph.h.
-  return !(kKnownBug_BroadcastDiamondSplits && options_.elementwise_only && !v.is_input &&
-           v.shape() != base_);
-}
-
 Val SubgraphGen::partner(const Val& a, bool allow_scalar, const Shape* also) {
   if (allow_scalar && rng_.chance(0.25))
     return scalar(rng_.pick(std::vector<double>{0.5, 0.25, 1, 2, -1.5, 0.75, 3}), a.dtype());
@@ -152,7 +146,7 @@ Val SubgraphGen::partner(const Val& a, bool allow_scalar, const Shape* also) {
   if (rng_.chance(0.4)) {
     std::vector<const Val*> fits;
     for (const Val& v : pool_)
-      if (broadcasts(v.shape(), target) && reusable(v)) fits.push_back(&v);
+      if (broadcasts(v.shape(), target)) fits.push_back(&v);
     if (!fits.empty()) return *rng_.pick(fits);
   }
   return keep(input(random_float_dtype(), partner_shape(target)));
@@ -161,7 +155,7 @@ Val SubgraphGen::partner(const Val& a, bool allow_scalar, const Shape* also) {
 Val SubgraphGen::exact_operand(const Shape& shape) {
   std::vector<const Val*> fits;
   for (const Val& v : pool_)
-    if (v.exact && v.mag() <= 16 && broadcasts(v.shape(), shape) && reusable(v)) fits.push_back(&v);
+    if (v.exact && v.mag() <= 16 && broadcasts(v.shape(), shape)) fits.push_back(&v);
   if (!fits.empty() && rng_.chance(0.6)) return *rng_.pick(fits);
   return keep(input(random_float_dtype(), partner_shape(shape)));
 }

@@ -23,30 +23,11 @@
 
 namespace autofuse::fuzz {
 
-// Known bugs the generator steers around so that CI stays green; each is
-// one switch here with its minimal repro. Turn one off to see the bug.
-//
-// kKnownBug_BroadcastDiamondSplits: the repro below is one kernel since
-// session 3 (horizontal fusion), but a variant remains (CI seed, subgraph 5):
-// a small [1, 1] value computed in the graph (iota -> mul -> tanh) read by
-// two chains that each join a full [E, A] kernel: the small chains become
-// one [1, 1] kernel (the shared value would be stored per iteration of E in
-// the big one), so 2 kernels. Fixing it needs small producers duplicated
-// into their consumers' kernels. The original: a
-// broadcast-shaped value read by a small-shaped op and by a full-shaped op
-// that join again splits into 2 kernels, depending on operand order:
-//   graph g(x: f32[C, A], y: f32[C, 1]) {
-//     m: f32[C, 1] = neg(y)
-//     a: f32[C, A] = max(x, m)
-//     c: f32[C, 1] = abs(m)
-//     w: f32[C, A] = add(c, a)     # add(a, c): 1 kernel
-//     return w
-//   }
-// `autofuse fuse` gives {m, c} and {a, w}: merging a into {m} is refused (m
-// would be stored per iteration of A), then w into {m, c} (cycle through a).
-// Off, the elementwise-only check reuses non-full-shaped values (so it
-// builds such diamonds) and fails its one-kernel-per-subgraph assertion.
-inline constexpr bool kKnownBug_BroadcastDiamondSplits = true;
+// Known bugs the generator steers around so that CI stays green: none now.
+// The broadcast diamond (a broadcast-shaped or one-element value read by two
+// chains that join again split a kernel in two) was fixed in session 4: a
+// kernel read only by one other kernel merges into it once the greedy pass
+// is done (partition.cpp, merge_into_sole_consumers).
 
 struct GenOptions {
   int subgraphs = 8;

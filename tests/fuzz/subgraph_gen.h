@@ -55,8 +55,6 @@ class SubgraphGen {
   /// A kept exact value (|x| <= 16) that broadcasts with `shape`, else a fresh input.
   Val exact_operand(const Shape& shape);
   DType random_float_dtype();
-  /// Whether a kept value may be an operand again (see the kKnownBug switches).
-  bool reusable(const Val& v) const;
 
   // ---- ops with interval bookkeeping (random_ops.cpp) ----
   Val unary(OpKind op, const Val& x);

@@ -21,18 +21,20 @@
 // reduces its input over the reduced axes along which the input varies (an
 // input repeat of 1 on a reduced axis is one element: reducing a value that
 // does not vary there is the value). Fields a kind does not use keep their
-// defaults (strides empty, offset 0, arg_index -1, axis -1, gather_stride
-// and gather_size 0); verify() checks it.
+// defaults (strides empty, offset 0, arg_index -1, axis -1, gather empty);
+// verify() checks it.
 //
-// Gather (ONNX Gather, embedding lookup): a Load whose coordinate along one
-// buffer dim comes from a loaded value. inputs = {Data, index}: the index
-// has an integer dtype and the Gather's repeats. Per element, with k the
-// index value and n = gather_size: k < 0 counts from the end (k += n); k
-// outside [0, n) is a run-time error, reported through the kernel's
-// af_status (kernel_abi.h), and reads with k = 0 instead (never out of
-// bounds); the element is buffer[offset + sum(strides * i) + k *
-// gather_stride]. Strides and offset are as for a Load (the non-gathered
-// part of the address).
+// Gather (ONNX Gather, embedding lookup; a chain of gathers, e.g. a Pad of
+// several axes): a Load whose coordinates along one or more buffer dims
+// come from loaded values. inputs = {Data, index_0, ..., index_m-1}, one
+// GatherDim per index: each index has an integer dtype and the Gather's
+// repeats. Per element, with k_j the value of index j and n_j =
+// gather[j].size: k_j < 0 counts from the end (k_j += n_j); k_j outside
+// [0, n_j) is a run-time error, reported through the kernel's af_status
+// (kernel_abi.h) as gather[j].name, and reads with k_j = 0 instead (never
+// out of bounds); the element is buffer[offset + sum(strides * i) +
+// sum_j(k_j * gather[j].stride)]. Strides and offset are as for a Load (the
+// non-gathered part of the address).
 //
 // Values flow in the compute type of their dtype: f32, f16 and bf16 compute
 // in f32, f64 in f64, integers in their own type, bool as bool. Loads and
@@ -51,7 +53,7 @@ namespace autofuse::ascir {
 #define AUTOFUSE_ASC_KINDS(X)                                                    \
   X(Data)      /* a kernel input buffer: arg_index */                            \
   X(Load)      /* read a Data through view (strides, offset) */                  \
-  X(Gather)    /* read a Data at view + index * gather_stride */                 \
+  X(Gather)    /* read a Data at view + sum(index_j * gather[j].stride) */       \
   X(Scalar)    /* compile-time constant: scalar, in dtype */                     \
   X(Index)     /* iota: the loop index along `axis`, in dtype */                 \
   X(Compute)   /* elementwise op (unary, binary, compare, logical, where) */     \
@@ -86,6 +88,14 @@ struct View {
   sym::Expr offset;                ///< elements (Load/Gather/Store only)
 };
 
+/// One gathered buffer dim of a Gather; its index is the node's input 1 + j.
+struct GatherDim {
+  sym::Expr stride;  ///< elements per index step
+  sym::Expr size;    ///< n, the dim's size (indices in [-n, n))
+  std::string name;  ///< the graph gather it comes from (its bad-index report names it)
+  bool operator==(const GatherDim&) const = default;
+};
+
 struct AscNode {
   int id = 0;
   AscKind kind = AscKind::Compute;
@@ -93,13 +103,12 @@ struct AscNode {
   DType dtype = DType::f32;
   std::vector<int> inputs;
   View view;
-  OpKind op = OpKind::Add;  ///< Compute and Reduce
-  int arg_index = -1;       ///< Data: input index; Output: output index
-  double scalar = 0;        ///< Scalar
-  int axis = -1;            ///< Index
-  bool saturate = true;     ///< Cast to a float8 dtype: CastAttrs::saturate
-  sym::Expr gather_stride;  ///< Gather: element stride of the gathered buffer dim
-  sym::Expr gather_size;    ///< Gather: n, that dim's size (indices in [-n, n))
+  OpKind op = OpKind::Add;        ///< Compute and Reduce
+  int arg_index = -1;             ///< Data: input index; Output: output index
+  double scalar = 0;              ///< Scalar
+  int axis = -1;                  ///< Index
+  bool saturate = true;           ///< Cast to a float8 dtype: CastAttrs::saturate
+  std::vector<GatherDim> gather;  ///< Gather: one per index input, in input order
 };
 
 struct AscGraph {

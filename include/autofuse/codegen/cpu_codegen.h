@@ -19,20 +19,50 @@ struct KernelSource {
   std::vector<std::string> symbols;  ///< order of the tiling function's `symbols`
   int num_inputs = 0;
   int num_outputs = 0;
-  /// The names of the kernel's Gather nodes, in node order: af_status::which
-  /// indexes it. Not empty: the kernel takes an af_status* (kernel_abi.h)
-  /// and the caller checks it after each launch.
+  /// The graph gathers behind the kernel's gathered dims (one per dim of
+  /// each Gather node, in node order; a group's members one after the
+  /// other): af_status::which indexes it. Not empty: the kernel takes an
+  /// af_status* (kernel_abi.h) and the caller checks it after each launch.
   std::vector<std::string> gathers;
 };
 
 struct ModuleSource {
   std::string code;  ///< the whole translation unit
+  /// One per launch: a kernel, or a group's wrapper (in the order given).
   std::vector<KernelSource> kernels;
 };
 
+/// Several kernels run as one launch (fuse::KernelGroup): a wrapper with
+/// the kernel ABI whose tiling function tiles every member and lays out
+/// their launches (af_group_schedule in the prelude), and whose kernel
+/// function runs the members' blocks (cpu/kernel_group.cpp). Its args are
+/// the group's inputs, then its outputs (every value a member writes, also
+/// those only other members read), then the workspace and status slots.
+struct KernelGroupSpec {
+  struct Member {
+    int kernel = 0;  ///< index into generate_cpu_module's `kernels`
+    /// Per Data node, then per Output node of the member (in arg order):
+    /// its index among the group's args (inputs first, then outputs).
+    std::vector<int> args;
+    /// 0: reads no other member's output; else 1 + the highest level of
+    /// the members it reads.
+    int level = 0;
+    /// Elements of all its outputs together (graph shapes): 0 at run time
+    /// means nothing to write, and the member is skipped.
+    sym::Expr output_elements;
+  };
+  std::string name;
+  std::vector<Member> members;  ///< in dependency order
+  int num_inputs = 0;
+  int num_outputs = 0;
+};
+
 /// Generates the module. Kernel names come from each AscGraph's name (made
-/// unique). Deterministic: the same kernels give the same text.
-ModuleSource generate_cpu_module(const std::vector<schedule::ScheduledKernel>& kernels);
+/// unique). Deterministic: the same kernels give the same text. Without
+/// groups every kernel is a launch of its own; with them, each launch is
+/// one group (a kernel in no group of several is a group of one).
+ModuleSource generate_cpu_module(const std::vector<schedule::ScheduledKernel>& kernels,
+                                 const std::vector<KernelGroupSpec>& groups = {});
 
 /// The prelude text embedded at the top of every module.
 std::string_view kernel_prelude();

@@ -30,7 +30,8 @@
 namespace autofuse::fuse {
 
 /// Configuration, typed. From code, or from the AUTOFUSE_FLAGS environment
-/// variable: `--max_fusion_size=256;--disable=reduce,broadcast,move_views;--log_refusals`
+/// variable:
+/// `--max_fusion_size=256;--max_group_size=8;--disable=reduce,broadcast,move_views,group;--log_refusals`
 /// (`;`- or space-separated; `--disable=all` disables fusion: one kernel per op).
 struct FusionConfig {
   bool enabled = true;  ///< false: every op its own region (the unfused path)
@@ -41,7 +42,12 @@ struct FusionConfig {
   bool fuse_reductions = true;  ///< --disable=reduce
   bool fuse_broadcasts = true;  ///< --disable=broadcast (broadcast_to and implicit broadcasting)
   bool move_views = true;       ///< --disable=move_views (the rewrite of fuse/move_views.h)
-  bool log_refusals = false;    ///< record every refused merge with its reason
+  /// --disable=group: every kernel its own launch (see group_kernels below).
+  bool group_kernels = true;
+  /// Most kernels (loop nests) in one group: bounds the group's live
+  /// intermediates (they all live during its launch) and its tiling code.
+  int max_group_size = 8;
+  bool log_refusals = false;  ///< record every refused merge with its reason
 
   /// Parses the flag syntax above. UserError naming an unknown flag or bad value.
   static FusionConfig from_flags(std::string_view flags);
@@ -71,18 +77,42 @@ struct Region {
   LoopAxes loop_axes;            ///< Kernel regions only
 };
 
+/// Kernel regions that run as one launch with one loop nest per member
+/// (AutoFuse's FusedAscBackend): regions whose loops could not merge but
+/// that no library op separates. The group's tiling function decides at run
+/// time how its members run: all on one core, one after the other, when
+/// every member is too small to split (one dispatch instead of several);
+/// else members that do not read each other side by side in the same
+/// launch phase, and the others in later phases.
+struct KernelGroup {
+  std::string name;          ///< "fused_asc_backend_3"; a lone kernel: its region's name
+  std::vector<int> regions;  ///< indices into FusedGraph::regions, ascending; Kernel
+                             ///< regions only (View regions may sit between them)
+};
+
 /// A graph partitioned into regions, in an order that respects dependencies.
 struct FusedGraph {
   std::shared_ptr<const Graph> graph;
   std::vector<Region> regions;
+  /// Every Kernel region is in exactly one group; in region order.
+  std::vector<KernelGroup> groups;
   std::vector<std::string> refusals;  ///< "merge of A into B refused: reason" (when logged)
 
-  int num_kernels() const;  ///< regions of kind Kernel
+  int num_kernels() const;  ///< regions of kind Kernel (loop nests)
+  int num_launches() const { return static_cast<int>(groups.size()); }
 };
 
 /// Partitions the graph (greedy, along producer->consumer edges, in
-/// topological order; deterministic).
+/// topological order; deterministic). Every kernel is its own group.
 FusedGraph partition(std::shared_ptr<const Graph> graph, const FusionConfig& config);
+
+/// The pipeline pass after partition (src/fuse/group_kernels.cpp): gathers
+/// the kernels into groups (KernelGroup). Reorders the regions (still a
+/// dependency order) so that kernels no library op separates are adjacent,
+/// then cuts those runs into groups of at most config.max_group_size. With
+/// config.group_kernels false (or fusion disabled) every kernel stays its
+/// own group, as partition() leaves them.
+void group_kernels(FusedGraph& fused, const FusionConfig& config);
 
 /// Text form: one line per region, e.g.
 ///   y = asc_backend_0(x, gamma, beta)  # 10 ops: reduce_mean, sub, ...; axes [N, D]; reduce [1]

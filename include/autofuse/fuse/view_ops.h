@@ -7,10 +7,11 @@
 // offsets) or is a *view leaf*: its output is read from a buffer through a
 // composed address (a Load whose strides and offset come from the chain of
 // slices, splits, transposes, reshapes and broadcasts back to a region input;
-// a gather adds one dynamic index). A view leaf needs its input to be
-// *walkable*: reachable from a value the region does not compute through
-// movement ops only. fuse::map_loop_axes and ascir::lower_region both use
-// this one classification.
+// each gather on the chain adds one dynamic index, whose own dims walk loop
+// axes of the leaf). A view leaf needs its input to be *walkable*: reachable
+// from a value the region does not compute through movement ops only.
+// fuse::map_loop_axes and ascir::lower_region both use this one
+// classification.
 #pragma once
 
 #include <optional>
@@ -44,6 +45,14 @@ std::optional<std::vector<ReshapeGroup>> reshape_groups(const sym::ShapeEnv& env
 /// it is a view of any view.
 bool is_splitting_reshape(const Graph& graph, const Node& node);
 
+/// A gather on the view chain of a leaf. Its indices are read at the loop
+/// point: index dim j walks the loop axis of the leaf's output dim
+/// leaf_dims[j] (-1: a literal-1 dim, on no loop axis of the leaf).
+struct ChainGather {
+  NodeId node = kNoNode;
+  std::vector<int> leaf_dims;
+};
+
 class RegionViews {
  public:
   /// `nodes`: the candidate region, sorted (topological).
@@ -51,7 +60,7 @@ class RegionViews {
 
   /// Whether `v` is read from memory through movement ops only: not produced
   /// by the region, or produced by transpose/broadcast_to/reshape/slice/split
-  /// of a walkable value.
+  /// or gather (data operand) of a walkable value.
   bool walkable(ValueId v) const;
   /// Whether `node`'s outputs are read through a composed view (slice,
   /// split, gather always; transpose and reshape when their input is
@@ -61,9 +70,17 @@ class RegionViews {
   /// node ties it); false for the inputs a view leaf reads through its view.
   bool ties_input(const Node& node, size_t i) const;
   /// Refuses a node the loop-level IR cannot express: a slice, split,
-  /// gather or regrouping reshape of a value the region computes, a view
-  /// chain through a gather, or a regrouping reshape of a strided view.
+  /// gather or regrouping reshape of a value the region computes, a
+  /// regrouping reshape of a strided view, or a view chain with a gather
+  /// whose indices are not read at loop points (a slice of its gathered
+  /// dim, two gathers of one dim).
   FusionDecision check(const Node& node) const;
+  /// The gathers on the view chain of leaf `node`'s output `output_index`,
+  /// the leaf first (only the leaf itself when its input is not walkable);
+  /// refuses as check() does for a chain that cannot be expressed (`out`
+  /// then holds the gathers before the refusing one).
+  FusionDecision chain_gathers(const Node& node, size_t output_index,
+                               std::vector<ChainGather>& out) const;
 
   bool in_region(NodeId id) const;
 

@@ -26,7 +26,8 @@ struct CompileOptions {
 
 /// Per-pass timings and outcome of a compile (for reports and --json).
 struct CompileReport {
-  int kernels = 0;
+  int kernels = 0;   ///< generated loop nests (Kernel regions)
+  int launches = 0;  ///< kernel launches per run: kernel groups (fuse::KernelGroup)
   jit::CompileStats jit;
   std::vector<std::pair<std::string, double>> pass_seconds;  ///< in pipeline order
 };

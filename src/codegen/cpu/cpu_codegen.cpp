@@ -9,6 +9,7 @@
 #include "autofuse/error.h"
 #include "autofuse/tiling/tiling.h"
 #include "codegen/cpu/kernel_emitter.h"
+#include "codegen/cpu/kernel_group.h"
 
 namespace autofuse::codegen {
 
@@ -41,13 +42,65 @@ std::string module_prelude() {
   return text;
 }
 
+/// Appends the wrapper of a group of several kernels to `code`; its source.
+KernelSource emit_group(const KernelGroupSpec& group, const std::vector<KernelSource>& sources,
+                        std::set<std::string>& taken, std::string& code) {
+  KernelSource source;
+  source.name = kernel_name(group.name, taken);
+  source.num_inputs = group.num_inputs;
+  source.num_outputs = group.num_outputs;
+  std::vector<cpu::GroupMemberCode> members;
+  std::set<std::string> seen;
+  auto add_symbol = [&](const std::string& s) {
+    if (seen.insert(s).second) source.symbols.push_back(s);
+  };
+  for (const KernelGroupSpec::Member& m : group.members) {
+    const KernelSource& member = sources.at(static_cast<size_t>(m.kernel));
+    members.push_back({member.name, member.symbols, member.num_inputs, member.num_outputs});
+    for (const std::string& s : member.symbols)
+      add_symbol(s);
+    source.gathers.insert(source.gathers.end(), member.gathers.begin(), member.gathers.end());
+  }
+  for (const KernelGroupSpec::Member& m : group.members) {
+    std::set<std::string> used;
+    sym::collect_symbols(m.output_elements, used);
+    for (const std::string& s : used)
+      add_symbol(s);
+  }
+  code += fmt::format("\n// ---- kernel group {}: {} members ----\n", source.name,
+                      group.members.size());
+  code +=
+      cpu::emit_kernel_group(group, source.name, members, source.symbols, !source.gathers.empty());
+  return source;
+}
+
 }  // namespace
 
-ModuleSource generate_cpu_module(const std::vector<schedule::ScheduledKernel>& kernels) {
+ModuleSource generate_cpu_module(const std::vector<schedule::ScheduledKernel>& kernels,
+                                 const std::vector<KernelGroupSpec>& groups) {
+  // A kernel's gathers are numbered after those of the members before it.
+  std::vector<int> gather_base(kernels.size(), 0);
+  std::vector<int> in_group(kernels.size(), 0);
+  for (const KernelGroupSpec& group : groups) {
+    int base = 0;
+    for (const KernelGroupSpec::Member& m : group.members) {
+      const auto k = static_cast<size_t>(m.kernel);
+      AF_CHECK(k < kernels.size(), "kernel group '{}' names kernel {}", group.name, m.kernel);
+      ++in_group[k];
+      gather_base[k] = base;
+      for (const ascir::AscNode& n : kernels[k].graph.nodes)
+        base += static_cast<int>(n.gather.size());  // one per gathered dim
+    }
+  }
+  for (size_t k = 0; k < kernels.size(); ++k)
+    AF_CHECK(groups.empty() || in_group[k] == 1, "kernel {} is in {} groups", k, in_group[k]);
+
   ModuleSource module;
   module.code = module_prelude();
   std::set<std::string> taken;
-  for (const schedule::ScheduledKernel& kernel : kernels) {
+  std::vector<KernelSource> sources;
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    const schedule::ScheduledKernel& kernel = kernels[k];
     const ascir::AscGraph& g = kernel.graph;
     KernelSource source;
     source.name = kernel_name(g.name, taken);
@@ -55,15 +108,34 @@ ModuleSource generate_cpu_module(const std::vector<schedule::ScheduledKernel>& k
     for (const ascir::AscNode& n : g.nodes) {
       if (n.kind == ascir::AscKind::Data) ++source.num_inputs;
       if (n.kind == ascir::AscKind::Output) ++source.num_outputs;
-      if (n.kind == ascir::AscKind::Gather) source.gathers.push_back(n.name);
+      for (const ascir::GatherDim& d : n.gather)  // one per gathered dim
+        source.gathers.push_back(d.name);
     }
     module.code +=
         fmt::format("\n// ---- kernel {} ({}, {} template) ----\n", source.name, g.name,
                     kernel.kind == schedule::Template::Reduction ? "reduction" : "elementwise");
     const tiling::TilingSource tiling = tiling::emit_tiling(kernel, source.name);
     module.code += tiling.code + "\n";
-    module.code += cpu::KernelEmitter(kernel, source.name, tiling.struct_name).emit();
-    module.kernels.push_back(std::move(source));
+    module.code +=
+        cpu::KernelEmitter(kernel, source.name, tiling.struct_name, gather_base[k]).emit();
+    sources.push_back(std::move(source));
+  }
+  if (groups.empty()) {
+    module.kernels = std::move(sources);
+    return module;
+  }
+  for (const KernelGroupSpec& group : groups) {
+    if (group.members.size() == 1) {
+      KernelSource& lone = sources.at(static_cast<size_t>(group.members[0].kernel));
+      std::vector<int> identity(static_cast<size_t>(lone.num_inputs + lone.num_outputs));
+      for (size_t a = 0; a < identity.size(); ++a)
+        identity[a] = static_cast<int>(a);
+      AF_CHECK(group.members[0].args == identity && group.num_inputs == lone.num_inputs,
+               "the group of kernel '{}' alone reorders its args", lone.name);
+      module.kernels.push_back(std::move(lone));
+      continue;
+    }
+    module.kernels.push_back(emit_group(group, sources, taken, module.code));
   }
   return module;
 }

@@ -24,7 +24,7 @@ std::string symbol_name(const std::string& s) {
 }  // namespace
 
 KernelEmitter::KernelEmitter(const schedule::ScheduledKernel& kernel, std::string name,
-                             std::string tiling_struct)
+                             std::string tiling_struct, int gather_base)
     : kernel_(kernel),
       graph_(kernel.graph),
       name_(std::move(name)),
@@ -48,10 +48,13 @@ KernelEmitter::KernelEmitter(const schedule::ScheduledKernel& kernel, std::strin
   level_.assign(num_nodes, -1);
   output_of_store_.assign(num_nodes, -1);
   gather_id_.assign(num_nodes, -1);
-  int num_gathers = 0;
+  int num_gathers = gather_base;
   for (const AscNode& n : graph_.nodes) {
     if (n.kind == AscKind::Data) ++num_inputs_;
-    if (n.kind == AscKind::Gather) gather_id_[static_cast<size_t>(n.id)] = num_gathers++;
+    if (n.kind == AscKind::Gather) {  // one af_status::which per gathered dim
+      gather_id_[static_cast<size_t>(n.id)] = num_gathers;
+      num_gathers += static_cast<int>(n.gather.size());
+    }
     if (n.kind == AscKind::Output) {
       ++num_outputs_;
       for (int store : n.inputs)  // every piece of the buffer

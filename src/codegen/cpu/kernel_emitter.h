@@ -41,8 +41,10 @@ namespace autofuse::codegen::cpu {
 
 class KernelEmitter {
  public:
+  /// `gather_base`: af_status::which of its first Gather (a kernel group
+  /// numbers its members' gathers in one list).
   KernelEmitter(const schedule::ScheduledKernel& kernel, std::string name,
-                std::string tiling_struct);
+                std::string tiling_struct, int gather_base = 0);
 
   /// The `extern "C" void <name>_kernel(...)` function.
   std::string emit();
@@ -107,14 +109,17 @@ class KernelEmitter {
   /// After node `src` is defined: the checks and row offsets `go<id>` of the
   /// Gathers hoisted to it.
   void emit_gather_checks(int src, const std::string& indent, std::string& out) const;
-  /// The index checks and the report of a bad one, outside vector loops.
-  std::string gather_check(const AscNode& n, const std::string& index, const std::string& indent,
-                           const std::string& guard) const;
+  /// The index check of gathered dim `j` of Gather `n` and the report of a
+  /// bad index, outside vector loops.
+  std::string gather_check(const AscNode& n, size_t j, const std::string& index,
+                           const std::string& indent, const std::string& guard) const;
+  /// Whether gathered dim `j` of `n` is checked where the Gather is read (not hoisted).
+  bool checked_in_loop(const AscNode& n, size_t j) const;
   /// Appends the index checks of Gather `n` at `indent` and returns the
   /// expression of its value (in a vector loop, the checks update the
   /// loop's reduction flags instead of reporting).
   std::string gather_value(const AscNode& n, const std::string& indent, std::string& out) const;
-  /// The live Gathers among `nodes`.
+  /// The live Gathers among `nodes` with a dim checked in the loop.
   std::vector<int> gathers_in(const std::vector<int>& nodes) const;
   /// A vector loop's reduction clauses for its Gathers' flags.
   std::string gather_clauses(const std::vector<int>& gathers) const;
@@ -205,11 +210,13 @@ class KernelEmitter {
   std::string tiling_struct_;
   int num_inputs_ = 0;
   int num_outputs_ = 0;
-  std::vector<int> gather_id_;  ///< per node: a Gather's index in KernelSource::gathers, else -1
-  bool has_gathers_ = false;    ///< some Gather is live: the kernel reads its af_status
-  /// Per node: a Gather whose index is a broadcast of a value computed at an
-  /// outer loop level: that value's node (checked there), else -1.
-  std::vector<int> hoist_src_;
+  std::vector<int>
+      gather_id_;             ///< per node: a Gather's first dim in KernelSource::gathers, else -1
+  bool has_gathers_ = false;  ///< some Gather is live: the kernel reads its af_status
+  /// Per Gather node, per gathered dim: when its index is a broadcast of a
+  /// value computed at an outer loop level, that value's node (checked
+  /// there), else -1.
+  std::vector<std::vector<int>> hoist_src_;
   /// While a vector loop's body is emitted: Gathers set its reduction flags.
   mutable bool in_simd_ = false;
   std::vector<int> axis_level_;       ///< per axis: its loop level (0 = row)

@@ -74,6 +74,75 @@ AF_INLINE af_block_split af_choose_blocks(int64_t units, int64_t bytes_per_unit,
   return s;
 }
 
+// ---- Kernel groups: several loop nests in one launch (cpu/kernel_group.cpp) -
+// A member's place in the group's launches: it runs its phase q (of
+// `phases`) in the group's phase start + q, as blocks [off, off + block_dim)
+// of it; block_dim 0: nothing to write, skipped. `workspace`: its byte offset
+// in the group's workspace.
+typedef struct af_group_slot {
+  int64_t start, off, block_dim, phases, workspace;
+} af_group_slot;
+
+// Lays out the members' launches once their tiling is done (`members[k]`
+// their headers, `level[k]` 0 for a member that reads no other member's
+// output, else one more than the highest level it reads; `empty[k]`: no
+// output element). Every member on one block (all too small to split), or
+// more launches than the caller runs: one block runs all members in order
+// (*serial = 1: one dispatch, no barrier). Else each level gets consecutive
+// phases, its members side by side in them.
+static __attribute__((unused)) void af_group_schedule(int64_t n,
+                                                      const af_tiling_header* const* members,
+                                                      const int64_t* level, const int64_t* empty,
+                                                      af_group_slot* slots,
+                                                      af_tiling_header* header, int64_t* serial) {
+  int64_t workspace = 0, max_level = 0, all_single = 1;
+  for (int64_t k = 0; k < n; ++k) {
+    af_group_slot* s = &slots[k];
+    s->block_dim = empty[k] ? 0 : members[k]->block_dim;
+    s->phases = members[k]->num_phases > 1 ? members[k]->num_phases : 1;
+    s->workspace = workspace;
+    if (!empty[k]) workspace += (members[k]->workspace_bytes + 63) / 64 * 64;
+    all_single = all_single && s->block_dim <= 1;
+    max_level = af_max(max_level, level[k]);
+  }
+  int64_t phases = 0, width = 1;
+  for (int64_t l = 0; l <= max_level; ++l) {
+    int64_t level_phases = 0, off = 0;
+    for (int64_t k = 0; k < n; ++k) {
+      if (level[k] != l || slots[k].block_dim == 0) continue;
+      slots[k].start = phases;
+      slots[k].off = off;
+      off += slots[k].block_dim;
+      level_phases = af_max(level_phases, slots[k].phases);
+    }
+    phases += level_phases;
+    width = af_max(width, off);
+  }
+  const int64_t max_phases = header->max_phases > 1 ? header->max_phases : 1;
+  *serial = all_single || phases > max_phases;
+  header->block_dim = *serial ? 1 : width;
+  header->num_phases = *serial ? 1 : af_max(phases, 1);
+  header->workspace_bytes = workspace;
+  header->tiling_key = 0;
+}
+
+typedef void (*af_kernel_fn)(const void* tiling_data, void* const* args, int64_t block_idx);
+
+// Runs the member's block of the group's launch phase `p`, block `b`, if it has one.
+AF_INLINE void af_group_run(af_kernel_fn fn, const void* td, void* const* args,
+                            const af_group_slot* s, int64_t p, int64_t b) {
+  if (s->block_dim > 0 && p >= s->start && p < s->start + s->phases && b >= s->off &&
+      b < s->off + s->block_dim)
+    fn(td, args, (p - s->start) * s->block_dim + b - s->off);
+}
+
+// Runs all of the member's launches on this thread, in order.
+AF_INLINE void af_group_run_all(af_kernel_fn fn, const void* td, void* const* args,
+                                const af_group_slot* s) {
+  for (int64_t i = 0; i < s->phases * s->block_dim; ++i)
+    fn(td, args, i);
+}
+
 // ---- Non-temporal (streaming) stores -----------------------------------------
 // Under tiling_key 1 a kernel computes its contiguous outputs in chunks of
 // AF_NT_CHUNK elements into an aligned local buffer and writes each chunk

@@ -296,31 +296,53 @@ Tensor pad_by_copies(NodeContext& ctx, const Tensor& x, int64_t axis, int64_t be
   return parts.size() == 1 ? x : b.concat(parts, axis);
 }
 
-/// Constant padding of a static dim as elementwise ops a kernel fuses:
-/// out[p] = p in [begin, begin + n) ? x[clamp(p - begin)] : value, with x read
-/// by a gather at the clamped position (a concat of a constant block and x
-/// has pieces of unequal extent, which only a library copy does). nullopt
-/// for symbolic pads or dims (the index arithmetic needs them as numbers).
-std::optional<Tensor> pad_constant_by_gather(GraphBuilder& b, const Tensor& x, const Tensor& value,
-                                             int64_t axis, const sym::Expr& begin_pad,
-                                             const sym::Expr& end_pad) {
+/// One axis of a constant Pad done by a gather (static pads and size).
+struct GatherPad {
+  int64_t axis;
+  int64_t begin;
+  int64_t size;
+  int64_t end;
+};
+
+/// The axis as a GatherPad when its pads and size are numbers (the index
+/// arithmetic needs them), nullopt otherwise. A negative pad was a crop
+/// (done before): 0 here.
+std::optional<GatherPad> gather_pad(const Tensor& x, int64_t axis, const sym::Expr& begin_pad,
+                                    const sym::Expr& end_pad) {
   const std::optional<int64_t> begin = begin_pad.as_const(), end = end_pad.as_const();
   const std::optional<int64_t> size = x.shape().at(static_cast<size_t>(axis)).as_const();
-  if (!begin || !end || !size || *begin < 0 || *end < 0 || *size < 1) return std::nullopt;
-  const int64_t padded = *begin + *size + *end;
+  if (!begin || !end || !size || *size < 1) return std::nullopt;
+  return GatherPad{axis, std::max<int64_t>(*begin, 0), *size, std::max<int64_t>(*end, 0)};
+}
+
+/// Constant padding of static dims as elementwise ops a kernel fuses:
+/// out[p] = (p_a in [begin_a, begin_a + n_a) for every padded axis a) ?
+/// x[clamp(p - begin)] : value, with x read by a chain of gathers (one per
+/// axis, at the clamped positions) directly on x, so the chain is one view
+/// of x's buffer and the whole pad one kernel with its neighbours (a concat
+/// of a constant block and x has pieces of unequal extent, which only a
+/// library copy does).
+Tensor pad_constant_by_gathers(GraphBuilder& b, const Tensor& x, const Tensor& value,
+                               const std::vector<GatherPad>& pads) {
   const auto i64 = [&](int64_t v) { return b.scalar(static_cast<double>(v), DType::i64); };
-  const Tensor position = b.iota(DType::i64, {sym::Expr(padded)}, 0);
-  const Tensor source = b.sub(position, i64(*begin));
-  const Tensor clamped =
-      b.binary(OpKind::Max, b.binary(OpKind::Min, source, i64(*size - 1)), i64(0));
-  const Tensor gathered = b.gather(x, clamped, axis);
-  // The mask varies along `axis` only: [padded, 1, ..., 1] broadcasts there.
-  Shape mask_shape(static_cast<size_t>(x.rank() - axis), sym::Expr(1));
-  mask_shape[0] = sym::Expr(padded);
-  const Tensor mask_position = b.iota(DType::i64, mask_shape, 0);
-  const Tensor inside = b.binary(OpKind::And, b.binary(OpKind::Ge, mask_position, i64(*begin)),
-                                 b.binary(OpKind::Lt, mask_position, i64(*begin + *size)));
-  return b.where(inside, gathered, value);
+  Tensor gathered = x;
+  std::optional<Tensor> inside;
+  for (const GatherPad& p : pads) {
+    const int64_t padded = p.begin + p.size + p.end;
+    const Tensor position = b.iota(DType::i64, {sym::Expr(padded)}, 0);
+    const Tensor source = b.sub(position, i64(p.begin));
+    const Tensor clamped =
+        b.binary(OpKind::Max, b.binary(OpKind::Min, source, i64(p.size - 1)), i64(0));
+    gathered = b.gather(gathered, clamped, p.axis);
+    // The mask varies along the axis only: [padded, 1, ..., 1] broadcasts there.
+    Shape mask_shape(static_cast<size_t>(x.rank() - p.axis), sym::Expr(1));
+    mask_shape[0] = sym::Expr(padded);
+    const Tensor mask_position = b.iota(DType::i64, mask_shape, 0);
+    const Tensor in = b.binary(OpKind::And, b.binary(OpKind::Ge, mask_position, i64(p.begin)),
+                               b.binary(OpKind::Lt, mask_position, i64(p.begin + p.size)));
+    inside = inside ? b.binary(OpKind::And, *inside, in) : in;
+  }
+  return b.where(*inside, gathered, value);
 }
 
 void convert_pad(NodeContext& ctx) {
@@ -373,6 +395,9 @@ void convert_pad(NodeContext& ctx) {
   }
   Tensor value = ctx.has_input(2) ? ctx.input(2) : b.scalar(0, x.dtype());
   if (value.rank() > 0) value = b.reshape(value, {});
+  // Symbolic pads or sizes: concats, first, so that the gathers of the
+  // static axes read the result directly (one chain, one where).
+  std::vector<GatherPad> gathered;
   for (size_t i = 0; i < n; ++i) {
     std::vector<Tensor> parts;
     auto block = [&](const sym::Expr& size) {
@@ -384,8 +409,8 @@ void convert_pad(NodeContext& ctx) {
     const bool pad_begin = !begin.is_const() || *begin.as_const() > 0;
     const bool pad_end = !end.is_const() || *end.as_const() > 0;
     if (!pad_begin && !pad_end) continue;
-    if (std::optional<Tensor> padded = pad_constant_by_gather(b, x, value, axes[i], begin, end)) {
-      x = *padded;
+    if (std::optional<GatherPad> g = gather_pad(x, axes[i], begin, end)) {
+      gathered.push_back(*g);
       continue;
     }
     if (pad_begin) parts.push_back(block(begin));
@@ -393,6 +418,7 @@ void convert_pad(NodeContext& ctx) {
     if (pad_end) parts.push_back(block(end));
     x = b.concat(parts, axes[i]);
   }
+  if (!gathered.empty()) x = pad_constant_by_gathers(b, x, value, gathered);
   ctx.set_output(0, x);
 }
 
