@@ -1,0 +1,318 @@
+// The float math of the kernel prelude (elementwise ops in f32 and f64, f32
+// vector math), embedded as text right after kernel_prelude.h (see
+// CMakeLists.txt), whose macros and helpers (AF_INLINE, af_self, the bit
+// casts) it uses: it includes nothing, so it is not a standalone header.
+#ifndef AUTOFUSE_CODEGEN_CPU_KERNEL_PRELUDE_MATH_H_
+#define AUTOFUSE_CODEGEN_CPU_KERNEL_PRELUDE_MATH_H_
+
+// ---- Float elementwise ops (f32 and f64 overloads) -------------------------
+// NaN behaviour follows the reference (graph/ops.h): max/min propagate NaN,
+// relu(NaN) and sign(NaN) are NaN, round is half-to-even (rint in the
+// default rounding mode), mod is floor-mod with a zero taking the divisor's
+// sign.
+AF_INLINE float af_abs(float x) {
+  return __builtin_fabsf(x);
+}
+AF_INLINE double af_abs(double x) {
+  return __builtin_fabs(x);
+}
+AF_INLINE float af_sqrt(float x) {
+  return __builtin_sqrtf(x);
+}
+AF_INLINE double af_sqrt(double x) {
+  return __builtin_sqrt(x);
+}
+AF_INLINE float af_rsqrt(float x) {
+  return 1.0f / __builtin_sqrtf(x);
+}
+AF_INLINE double af_rsqrt(double x) {
+  return 1.0 / __builtin_sqrt(x);
+}
+// floor and ceil through rint: g++ does not vectorize floorf/ceilf without
+// -fno-trapping-math, but it does rintf. The result has the sign of x
+// (floor(-0.0) = -0.0, ceil(-0.5) = -0.0).
+AF_INLINE float af_floor(float x) {
+  const float r = __builtin_rintf(x);
+  return __builtin_copysignf(af_sel(r > x, r - 1.0f, r), x);
+}
+AF_INLINE double af_floor(double x) {
+  const double r = __builtin_rint(x);
+  return __builtin_copysign(af_sel(r > x, r - 1.0, r), x);
+}
+AF_INLINE float af_ceil(float x) {
+  const float r = __builtin_rintf(x);
+  return __builtin_copysignf(af_sel(r < x, r + 1.0f, r), x);
+}
+AF_INLINE double af_ceil(double x) {
+  const double r = __builtin_rint(x);
+  return __builtin_copysign(af_sel(r < x, r + 1.0, r), x);
+}
+AF_INLINE float af_round(float x) {
+  return __builtin_rintf(x);
+}
+AF_INLINE double af_round(double x) {
+  return __builtin_rint(x);
+}
+AF_INLINE bool af_isnan(float x) {
+  return x != x;
+}
+AF_INLINE bool af_isnan(double x) {
+  return x != x;
+}
+AF_INLINE bool af_isinf(float x) {
+  return __builtin_fabsf(x) == __builtin_inff();
+}
+AF_INLINE bool af_isinf(double x) {
+  return __builtin_fabs(x) == __builtin_inf();
+}
+template <class F>
+AF_INLINE F af_frelu(F x) {
+  return af_sel(x > 0 || x != x, x, (F)0);
+}
+template <class F>
+AF_INLINE F af_fsign(F x) {
+  return af_sel(x > 0, (F)1, af_sel(x < 0, (F)-1, af_sel(x != x, x, (F)0)));
+}
+template <class F>
+AF_INLINE F af_fmax(F a, F b) {
+  return af_sel(a != a || b != b, a + b, af_sel(a > b, a, b));
+}
+template <class F>
+AF_INLINE F af_fmin(F a, F b) {
+  return af_sel(a != a || b != b, a + b, af_sel(a < b, a, b));
+}
+AF_INLINE float af_fmod(float a, float b) {
+  const float r = __builtin_fmodf(a, b);
+  if (r == 0) return __builtin_copysignf(0.0f, b);
+  return (r < 0) != (b < 0) ? r + b : r;
+}
+AF_INLINE double af_fmod(double a, double b) {
+  const double r = __builtin_fmod(a, b);
+  if (r == 0) return __builtin_copysign(0.0, b);
+  return (r < 0) != (b < 0) ? r + b : r;
+}
+AF_INLINE float af_pow(float a, float b) {
+  return __builtin_powf(a, b);
+}
+AF_INLINE double af_pow(double a, double b) {
+  return __builtin_pow(a, b);
+}
+
+// f64 transcendental functions call libm (scalar; f64 kernels are rare).
+AF_INLINE double af_exp(double x) {
+  return __builtin_exp(x);
+}
+AF_INLINE double af_log(double x) {
+  return __builtin_log(x);
+}
+AF_INLINE double af_sin(double x) {
+  return __builtin_sin(x);
+}
+AF_INLINE double af_cos(double x) {
+  return __builtin_cos(x);
+}
+AF_INLINE double af_tanh(double x) {
+  return __builtin_tanh(x);
+}
+AF_INLINE double af_erf(double x) {
+  return __builtin_erf(x);
+}
+AF_INLINE double af_sigmoid(double x) {
+  return 1.0 / (1.0 + __builtin_exp(-x));
+}
+
+// ---- f32 vector math -------------------------------------------------------
+// Own inline implementations: branch-free, so g++ and clang vectorize them
+// in `#pragma omp simd` loops (g++ does not vectorize expf & co. without
+// -ffast-math), no libmvec (-lmvec) dependency, the same results under both
+// compilers. Accuracy against glibc over all 2^32 floats (exp, log) or every
+// 7th bit pattern (the rest; both include denormals, huge |x|, inf, NaN):
+// exp, log, sin, cos <= 1 ulp; tanh, erf <= 2 ulp (glibc's tanhf and erff
+// are not correctly rounded either); sigmoid <= 4 ulp against the
+// reference formula 1 / (1 + expf(-x)) (both round three times).
+// Throughput measured on this project's machine (1M floats in L3, 1 thread,
+// ns/element, g++ 12 -O3 -march=native; clang 14 in parentheses):
+//            exp   log   tanh  erf   sin   cos   sigmoid
+//   ours     0.19  0.34  0.39  0.43  1.37  1.38  0.22   (clang: 0.17 0.28 0.30 0.38 0.85 0.86 0.23)
+//   libmvec  0.21  0.21  0.20  0.34  0.20  0.21  0.21   (clang does not call it: 1.5-8.6)
+//   (libmvec's accuracy: up to 3-4 ulp for exp, log, tanh, erf; 2 for sin, cos.)
+//   (first versions of tanh/erf in double: 0.61 / 0.79, <= 1 ulp.)
+// Decision: our own code everywhere: portable, more accurate, no link
+// dependency. exp and sigmoid (softmax, SiLU) match libmvec; tanh/erf (GELU)
+// are 1.3-2x slower than libmvec under g++ (against a memory-bound rate of
+// ~0.15-0.3 ns/element for f32 in+out on 2 cores); sin/cos evaluate in
+// double with an exact large-argument reduction on every lane (RoPE feeds
+// them positions in the thousands), hence 6x.
+// exp: n = round(x / ln2), r = x - n*ln2 (Cody-Waite, two parts), Cephes'
+// degree-7 polynomial for e^r, times 2^n in two steps (a subnormal result
+// rounds once; x > 88.73 overflows to inf, x < -103.98 gives 0).
+AF_INLINE float af_exp(float x) {
+  const float xc = af_self(x < -104.0f, -104.0f, af_self(x > 89.0f, 89.0f, x));
+  const float n = __builtin_rintf(xc * 1.44269504088896341f);
+  float r = xc - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  const float y = p * (r * r) + r + 1.0f;
+  const int32_t ni = (int32_t)n;
+  const int32_t n1 = ni >> 1;
+  const int32_t n2 = ni - n1;
+  const float res = y * af_u2f((uint32_t)(n1 + 127) << 23) * af_u2f((uint32_t)(n2 + 127) << 23);
+  return af_self(x != x, x, res);
+}
+
+// log: x = 2^e * m with m in [sqrt(1/2), sqrt(2)), Cephes' polynomial for
+// log(m) and e*ln2 in two parts; subnormals are scaled by 2^23 first.
+AF_INLINE float af_log(float x) {
+  const uint32_t ux = af_f2u(x);
+  const bool den = ux < 0x00800000u;
+  const float xs = x * af_self(den, 8388608.0f, 1.0f);
+  const uint32_t u = af_f2u(xs);
+  int32_t e = (int32_t)((u >> 23) & 0xffu) - (den ? 149 : 126);
+  const float m = af_u2f((u & 0x007fffffu) | 0x3f000000u);
+  const bool lt = m < 0.707106781186547524f;
+  e = lt ? e - 1 : e;
+  const float f = m * af_self(lt, 2.0f, 1.0f) - 1.0f;
+  const float z = f * f;
+  float p = 7.0376836292e-2f;
+  p = p * f - 1.1514610310e-1f;
+  p = p * f + 1.1676998740e-1f;
+  p = p * f - 1.2420140846e-1f;
+  p = p * f + 1.4249322787e-1f;
+  p = p * f - 1.6668057665e-1f;
+  p = p * f + 2.0000714765e-1f;
+  p = p * f - 2.4999993993e-1f;
+  p = p * f + 3.3333331174e-1f;
+  const float fe = (float)e;
+  float y = f * z * p;
+  y += -2.12194440e-4f * fe;
+  y += -0.5f * z;
+  float res = f + y;
+  res += 0.693359375f * fe;
+  res = af_self(x == 0, -__builtin_inff(), res);
+  res = af_self(x < 0, __builtin_nanf(""), res);
+  res = af_self(x == __builtin_inff(), x, res);
+  return af_self(x != x, x, res);
+}
+
+// exp(y) in double for |y| <= 700, relative error < 1e-12.
+// tanh: |x| < 0.55: x + x^3 * Q(x^2) (Chebyshev fit of tanh(x)/x, relative
+// error 1e-9); else 1 - 2 / (exp(2|x|) + 1), which has no cancellation
+// there (the result is >= 0.5); |x| >= 10 rounds to 1.
+AF_INLINE float af_tanh(float x) {
+  const float ax = __builtin_fabsf(x);
+  const float u = x * x;
+  float q = -0.00623363348795f;
+  q = q * u + 0.0210382148063f;
+  q = q * u - 0.0538423192468f;
+  q = q * u + 0.133324565364f;
+  q = q * u - 0.333333107977f;
+  const float small = x + x * (u * q);
+  const float e = af_exp(2.0f * af_self(ax < 10.0f, ax, 10.0f));
+  const float large = __builtin_copysignf(1.0f - 2.0f / (e + 1.0f), x);
+  return af_self(ax < 0.55f, small, af_self(x != x, x, large));
+}
+
+// erf: |x| < 1: x * P(x^2) (Chebyshev fit of erf(x)/x, relative error
+// 4e-11; the leading term split off so it rounds once); else
+// 1 - exp(-x^2) * G(2 / (2 + |x|)) (Chebyshev fit of erfc(x) * exp(x^2),
+// absolute error 2e-11 on erf), x clamped at 4.5 where erf rounds to 1.
+AF_INLINE float af_erf(float x) {
+  const float ax = __builtin_fabsf(x);
+  const float u = x * x;
+  float ps = -9.6670445714869964152e-6f;
+  ps = ps * u + 0.00011265959025606608973f;
+  ps = ps * u - 0.00084840804055351062944f;
+  ps = ps * u + 0.0052210318078580227973f;
+  ps = ps * u - 0.026865430727670242894f;
+  ps = ps * u + 0.1128378249523684454f;
+  ps = ps * u - 0.37612638468028710398f;
+  const float small = x * 1.1283791670615434152f + x * (u * ps);
+  const float xc = af_self(ax < 4.5f, ax, 4.5f);
+  const float t = 2.0f / (2.0f + xc);
+  float g = 0.11824753485494455383f;
+  g = g * t - 0.46723991295276615329f;
+  g = g * t + 0.55720536342123102385f;
+  g = g * t - 0.098489334458241129791f;
+  g = g * t + 0.34522520760491794367f;
+  g = g * t + 0.2604598722831076828f;
+  g = g * t + 0.28478507257758730683f;
+  g = g * t - 0.00014524858214683970237f;
+  const float large = 1.0f - af_exp(-xc * xc) * g;
+  return af_self(ax < 1.0f, small, af_self(x != x, x, __builtin_copysignf(large, x)));
+}
+
+// r in [-pi/4, pi/4] (double) and the quadrant q with x = q * pi/2 + r.
+AF_INLINE double af_trig_reduce(float x, int64_t* q) {
+  const double xd = x;
+  // |x| < 2: n is -1, 0 or 1; one subtraction of pi/2 in two parts.
+  const double ns = __builtin_rint(xd * 0.63661977236758134);
+  const double rs = (xd - ns * 1.57079632673412561417e+00) - ns * 6.07710050650619224932e-11;
+  // |x| >= 2: Payne-Hanek after ARM optimized-routines' reduce_large: the
+  // 24-bit mantissa times a 96-bit window of 4/pi gives the exact 2.62-bit
+  // fixed-point product mod 4. The window is shifted out of 4/pi * 2^255
+  // (four 64-bit limbs) instead of read from a table: no gathers.
+  const uint32_t xi = af_f2u(x);
+  const uint32_t idx = (xi >> 26) & 15;
+  const uint32_t m = ((xi & 0xffffffu) | 0x800000u) << ((xi >> 23) & 7);
+  const uint32_t sh = 184 - 8 * idx;  // in [64, 184]
+  const bool q1 = sh < 128;
+  const uint64_t s = sh & 63;
+  const uint64_t l0 = 0xa2f9836e4e441529ull, l1 = 0xfc2757d1f534ddc0ull, l2 = 0xdb6295993c439041ull;
+  const uint64_t hx = af_sel64(q1, l0, 0), hy = af_sel64(q1, l1, l0), hz = af_sel64(q1, l2, l1);
+  const uint64_t lo = (hz >> s) | ((hy << 1) << (63 - s));
+  const uint64_t hi = (hy >> s) | ((hx << 1) << (63 - s));
+  const uint32_t a = (uint32_t)hi, b = (uint32_t)(lo >> 32), c = (uint32_t)lo;
+  uint64_t res0 = (uint32_t)(m * a);
+  const uint64_t res1 = (uint64_t)m * b;
+  const uint64_t res2 = (uint64_t)m * c;
+  res0 = (res2 >> 32) | (res0 << 32);
+  res0 += res1;
+  const uint64_t n = (res0 + (1ull << 61)) >> 62;
+  res0 -= n << 62;
+  const double rl = (double)(int64_t)res0 * 3.4061215800865545e-19;  // pi * 2^-63
+  const bool neg = (xi >> 31) != 0;
+  const bool small = __builtin_fabsf(x) < 2.0f;
+  const int64_t nl = (int64_t)n;
+  *q = (int64_t)af_sel64(small, (uint64_t)(int64_t)ns,
+                         (uint64_t)af_sel64(neg, 0 - (uint64_t)nl, (uint64_t)nl));
+  return af_seld(small, rs, af_seld(neg, -rl, rl));
+}
+
+// sin (shift_q = 0) and cos (shift_q = 1): reduce, then Taylor polynomials
+// in double on |r| <= pi/4 (sin to r^9, cos to r^10: error < 3e-9 relative).
+AF_INLINE float af_sincos(float x, int64_t shift_q) {
+  int64_t q;
+  const double r = af_trig_reduce(x, &q);
+  q += shift_q;
+  const double r2 = r * r;
+  double s = 1.0 / 362880;
+  s = s * r2 - 1.0 / 5040;
+  s = s * r2 + 1.0 / 120;
+  s = s * r2 - 1.0 / 6;
+  s = r + r * r2 * s;
+  double c = -1.0 / 3628800;
+  c = c * r2 + 1.0 / 40320;
+  c = c * r2 - 1.0 / 720;
+  c = c * r2 + 1.0 / 24;
+  c = c * r2 - 0.5;
+  c = c * r2 + 1.0;
+  double v = af_seld((q & 1) != 0, c, s);
+  v = af_seld((q & 2) != 0, -v, v);
+  return af_self(__builtin_fabsf(x) < __builtin_inff(), (float)v, x - x);
+}
+AF_INLINE float af_sin(float x) {
+  return af_sincos(x, 0);
+}
+AF_INLINE float af_cos(float x) {
+  return af_sincos(x, 1);
+}
+AF_INLINE float af_sigmoid(float x) {
+  return 1.0f / (1.0f + af_exp(-x));
+}
+
+#endif  // AUTOFUSE_CODEGEN_CPU_KERNEL_PRELUDE_MATH_H_
