@@ -2,8 +2,8 @@
 // static extent that a computation reads becomes where-over-clamped-gathers
 // (no concat left), equal to the reference on several shapes, and the
 // consumer's kernel reads the pieces (kernel counts); concats that only
-// library ops or the graph outputs read, of more than four pieces or of
-// symbolic extent stay.
+// library ops or the graph outputs read, along the innermost dim, of more
+// than four pieces or of symbolic extent stay.
 #include <cmath>
 
 #include "autofuse/fuse/move_views.h"
@@ -39,12 +39,12 @@ void expect_same_results(const Graph& before, const Graph& after,
   }
 }
 
-TEST(ConcatUnequalByGather, LastAxisOfBuffersIsOneKernel) {
-  auto g = parse(R"(graph g(a: f32[N, 3], b: f32[N, 5], c: f32[N, 1], s: f32[9]) {
+TEST(ConcatUnequalByGather, MiddleAxisOfBuffersIsOneKernel) {
+  auto g = parse(R"(graph g(a: f32[N, 3, 4], b: f32[N, 5, 4], c: f32[N, 1, 4], s: f32[9, 4]) {
   x = concat(a, b, c, axis=1)
   y = mul(x, s)
   r = relu(y)
-  t = reduce_sum(r, axes=[1], keepdims=true)
+  t = reduce_sum(r, axes=[1, 2], keepdims=true)
   return r, t
 })");
   const MoveViewsResult moved = move_views(g);
@@ -80,9 +80,9 @@ TEST(ConcatUnequalByGather, OuterAndMiddleAxes) {
 }
 
 TEST(ConcatUnequalByGather, AComputedPieceIsAKernelInTheSameLaunch) {
-  auto g = parse(R"(graph g(a: f32[N, 3], b: f32[N, 5]) {
+  auto g = parse(R"(graph g(a: f32[3, N], b: f32[5, N]) {
   ea = exp(a)
-  x = concat(ea, b, axis=1)
+  x = concat(ea, b, axis=0)
   y = relu(x)
   return y
 })");
@@ -96,22 +96,29 @@ TEST(ConcatUnequalByGather, AComputedPieceIsAKernelInTheSameLaunch) {
 }
 
 TEST(ConcatUnequalByGather, ConcatsThatNoComputationReadsOrTooLargeStay) {
-  for (const char* text : {
-           // Only a graph output and a matmul read it: a copy is the fastest.
-           R"(graph g(a: f32[N, 3], b: f32[N, 5], w: f32[8, 2]) {
-  x = concat(a, b, axis=1)
+  for (const char* text :
+       {// Only a graph output and a matmul read it: a copy is the fastest.
+        R"(graph g(a: f32[3, N], b: f32[5, N], w: f32[N, 2]) {
+  x = concat(a, b, axis=0)
   m = matmul(x, w)
   return x, m
 })",
-           // Symbolic extent: no static offsets.
-           R"(graph g(a: f32[N, K], b: f32[N, 5]) {
+        // Symbolic extent: no static offsets.
+        R"(graph g(a: f32[K, N], b: f32[5, N]) {
+  x = concat(a, b, axis=0)
+  y = relu(x)
+  return y
+})",
+        // The innermost dim (trailing 1s do not count): the gathers'
+        // indices would vary in the vector loop.
+        R"(graph g(a: f32[N, 3, 1], b: f32[N, 5, 1]) {
   x = concat(a, b, axis=1)
   y = relu(x)
   return y
 })",
-           // Five pieces: every element would evaluate five gathers.
-           R"(graph g(a: f32[N, 1], b: f32[N, 2], c: f32[N, 3], d: f32[N, 4], e: f32[N, 5]) {
-  x = concat(a, b, c, d, e, axis=1)
+        // Five pieces: every element would evaluate five gathers.
+        R"(graph g(a: f32[1, N], b: f32[2, N], c: f32[3, N], d: f32[4, N], e: f32[5, N]) {
+  x = concat(a, b, c, d, e, axis=0)
   y = relu(x)
   return y
 })"}) {

@@ -1,5 +1,5 @@
 // Concats of unequal pieces compiled through move_views'
-// concat_unequal_by_gather: along the last, a middle and the first axis,
+// concat_unequal_by_gather: along a middle and the first axis,
 // on f32, f16 and bf16, with sizes 1, primes and large ones, and thread
 // counts that split unevenly; results equal the reference interpreter
 // (the gathers and selects only move values: exact up to the consumers'
@@ -25,11 +25,11 @@ struct Case {
 };
 
 const Case kCases[] = {
-    {R"(graph last(a: {t}[N, 3], b: {t}[N, 5], c: {t}[N, 1], s: {t}[9]) {{
+    {R"(graph three(a: {t}[N, 3, 4], b: {t}[N, 5, 4], c: {t}[N, 1, 4], s: {t}[9, 4]) {{
   x = concat(a, b, c, axis=1)
   y = mul(x, s)
   r = relu(y)
-  t = reduce_sum(r, axes=[1], keepdims=true)
+  t = reduce_sum(r, axes=[1, 2], keepdims=true)
   return r, t
 }})",
      {{{"N", 1}}, {{"N", 7}}, {{"N", 4099}}, {{"N", 100003}}}},
