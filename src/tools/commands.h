@@ -12,6 +12,7 @@ Runner add_print_command(CLI::App& app);
 Runner add_run_command(CLI::App& app);
 Runner add_fuse_command(CLI::App& app);
 Runner add_bench_command(CLI::App& app);
+Runner add_stream_command(CLI::App& app);
 Runner add_conformance_command(CLI::App& app);
 
 }  // namespace autofuse::tools

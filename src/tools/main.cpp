@@ -12,9 +12,10 @@ int main(int argc, char** argv) {
   using namespace autofuse;
   CLI::App app{"autofuse: an automatic operator-fusion compiler for ML graphs"};
   app.require_subcommand(1);
-  std::vector<tools::Runner> runners = {tools::add_print_command(app), tools::add_run_command(app),
-                                        tools::add_fuse_command(app), tools::add_bench_command(app),
-                                        tools::add_conformance_command(app)};
+  std::vector<tools::Runner> runners = {
+      tools::add_print_command(app),  tools::add_run_command(app),
+      tools::add_fuse_command(app),   tools::add_bench_command(app),
+      tools::add_stream_command(app), tools::add_conformance_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

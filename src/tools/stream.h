@@ -6,13 +6,23 @@
 namespace autofuse::tools {
 
 struct StreamResult {
-  double triad_gbps = 0;  ///< a[i] = b[i] + s*c[i], 24 bytes per element, best rep
-  double copy_gbps = 0;   ///< a[i] = b[i], 16 bytes per element, best rep
+  double triad_gbps = 0;     ///< a[i] = b[i] + s*c[i], 24 bytes per element, best rep
+  double copy_gbps = 0;      ///< a[i] = b[i], 16 bytes per element, best rep
+  double triad_nt_gbps = 0;  ///< triad with non-temporal (streaming) stores
+  double copy_nt_gbps = 0;   ///< copy with non-temporal (streaming) stores
+  int threads = 0;           ///< the thread count it ran on
+  double array_mib = 0;      ///< MiB per array
+
+  /// Elementwise best of two measurements (bench measures before and after).
+  StreamResult best(const StreamResult& other) const;
 };
 
-/// Runs triad and copy over arrays of `elements` doubles each (default: 16M
-/// doubles = 128 MiB per array, well beyond the L3) on `threads` threads
-/// (0: one per core), with ordinary stores, `reps` times; reports the best.
+/// Runs triad and copy, each with ordinary and with non-temporal stores,
+/// over arrays of `elements` doubles each (default: 16M doubles = 128 MiB per
+/// array, well beyond the L3) on `threads` threads (0: one per core), `reps`
+/// times; reports the best rep of each. Ordinary stores also read the
+/// destination line first (write-allocate), which non-temporal stores skip:
+/// the pair brackets what a kernel's stores can reach.
 StreamResult measure_stream(int threads = 0, long elements = 16L << 20, int reps = 10);
 
 }  // namespace autofuse::tools

@@ -1,0 +1,101 @@
+"""Unit tests of bench/report.py (geomeans, speedups, the summary and the
+markdown), standard library only: `python3 -m unittest bench/test_report.py`
+(ctest runs it as bench_report)."""
+
+import math
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import report  # noqa: E402
+
+PEERS = ["onnxruntime", "eager", "inductor", "inductor_dynamic", "xla"]
+
+
+def row(pattern, size, threads, ours, unfused, peers, pct=None, dtype="f32"):
+    return {
+        "pattern": pattern, "dtype": dtype, "size": size, "shape": "N=1", "threads": threads,
+        "bytes": 2**20, "autofuse_ms": ours, "unfused_ms": unfused, "gbps": 1.0,
+        "pct_of_stream": pct,
+        "peers": {p: ({"ms": v} if isinstance(v, float) else {"status": v}) for p, v in peers.items()},
+    }
+
+
+class GeomeanTest(unittest.TestCase):
+    def test_values(self):
+        self.assertAlmostEqual(report.geomean([2.0, 8.0]), 4.0)
+        self.assertAlmostEqual(report.geomean([3.0]), 3.0)
+        self.assertAlmostEqual(report.geomean([0.5, 2.0, 1.0]), 1.0)
+
+    def test_skips_missing_and_nonpositive(self):
+        self.assertAlmostEqual(report.geomean([None, 4.0, 0.0, -1.0, math.inf, 1.0]), 2.0)
+        self.assertIsNone(report.geomean([]))
+        self.assertIsNone(report.geomean([None, None]))
+
+
+class SpeedupTest(unittest.TestCase):
+    def test_peer_time_over_ours(self):
+        r = row("a", "small", 1, 2.0, 6.0, {"onnxruntime": 4.0, "xla": 1.0, "eager": "n/a: x"})
+        self.assertEqual(report.speedups(r), {"unfused": 3.0, "onnxruntime": 2.0, "xla": 0.5})
+
+    def test_no_time_no_speedups(self):
+        r = row("a", "small", 1, None, 6.0, {"onnxruntime": 4.0})
+        self.assertEqual(report.speedups(r), {})
+
+
+class SummaryTest(unittest.TestCase):
+    def setUp(self):
+        self.rows = [
+            row("a", "small", 1, 1.0, 2.0, {"onnxruntime": 4.0, "inductor": 1.0}),
+            row("a", "large", 1, 1.0, 8.0, {"onnxruntime": 1.0, "inductor": 4.0}, pct=80.0),
+            row("b", "large", 2, 2.0, 4.0, {"onnxruntime": "wrong", "inductor": 2.0}, pct=45.0),
+        ]
+        self.s = report.summarize(self.rows, PEERS)
+
+    def test_geomean_speedup_keys_and_values(self):
+        g = self.s["geomean_speedup"]
+        self.assertEqual(set(g), {"unfused", *PEERS})
+        self.assertAlmostEqual(g["unfused"], (2 * 8 * 2) ** (1 / 3))
+        self.assertAlmostEqual(g["onnxruntime"], 2.0)  # 4 and 1; the mismatch is not a number
+        self.assertAlmostEqual(g["inductor"], (1 * 4 * 1) ** (1 / 3))
+        self.assertIsNone(g["xla"])
+
+    def test_breakdowns(self):
+        self.assertAlmostEqual(self.s["geomean_speedup_by_threads"]["2"]["unfused"], 2.0)
+        self.assertAlmostEqual(self.s["geomean_speedup_by_size"]["small"]["onnxruntime"], 4.0)
+        self.assertAlmostEqual(self.s["large_pct_of_stream"], 60.0)
+        self.assertAlmostEqual(self.s["large_pct_of_stream_min"], 45.0)
+        self.assertAlmostEqual(self.s["large_pct_of_stream_by_threads"]["1"], 80.0)
+
+
+class MarkdownTest(unittest.TestCase):
+    def test_tables(self):
+        rows = [
+            row("a", "small", 1, 1.0, 2.0, {"onnxruntime": 4.0, "eager": "n/a: none",
+                                            "inductor": "mismatch (error ratio 9 > 1)"}),
+        ]
+        results = {
+            "date": "2026-01-01 00:00", "rows": rows,
+            "machine": {"cpu": "CPU", "cores": 2, "memory_gib": 8.0, "os": "Linux", "revision": "abc"},
+            "versions": {"onnxruntime": "1"}, "stream": {"1": {"triad_gbps": 10.0}},
+            "config": {"peers": PEERS, "threads": [1]},
+            "checks": {"a_f32": {"onnxruntime": 0.5, "eager": "n/a: none", "inductor": "wrong"}},
+            "skipped": [{"what": "a bf16", "why": "reason"}],
+            "compile_time": [{"model": "a", "autofuse_cold_s": 1.0, "inductor_cold_s": 10.0}],
+        }
+        results["summary"] = report.summarize(rows, PEERS)
+        md = report.markdown(results)
+        line = next(l for l in md.splitlines() if l.startswith("| a | f32 | small"))
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        # pattern dtype size shape MiB ms GB/s %STREAM unfused ORT eager Inductor dyn XLA
+        self.assertEqual(cells[8:], ["2.00x", "4.00x", "n/a", "wrong", "n/a", "n/a"])
+        self.assertIn("| a_f32 | ok | n/a: none | wrong | n/a | n/a |", md)
+        self.assertIn("a bf16 (reason)", md)
+        self.assertIn("| a | 1.00 | n/a | 10.00 | n/a | 0.10 |", md)
+        self.assertIn("target <= 0.33: met", md)
+        self.assertIn("| unfused | 2.00x | 3.0x | no |", md)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,119 @@
+// `autofuse stream` and the STREAM figures and --threads of `autofuse bench`
+// (bench/run builds on both): every figure present and plausible, the
+// thread count honoured, the read/write-mix reference chosen as documented,
+// and bad arguments rejected with exit code 2.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_runner.h"
+
+namespace autofuse::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A bandwidth in GB/s a real machine can show (not 0, inf or NaN).
+void expect_bandwidth(const nlohmann::json& doc, const char* key) {
+  SCOPED_TRACE(key);
+  ASSERT_TRUE(doc.contains(key));
+  const double v = doc[key].get<double>();
+  EXPECT_TRUE(std::isfinite(v));
+  EXPECT_GT(v, 0.1);
+  EXPECT_LT(v, 100000.0);
+}
+
+TEST(CliStream, JsonHasTriadAndCopyWithOrdinaryAndNonTemporalStores) {
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE(threads);
+    CliResult r = run_cli(
+        {"stream", "--threads", std::to_string(threads), "--mib", "3", "--reps", "2", "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    nlohmann::json doc = nlohmann::json::parse(r.out);
+    EXPECT_EQ(doc["threads"].get<int>(), threads);
+    EXPECT_DOUBLE_EQ(doc["array_mib"].get<double>(), 3.0);
+    EXPECT_EQ(doc["reps"].get<int>(), 2);
+    for (const char* key : {"triad_gbps", "copy_gbps", "triad_nt_gbps", "copy_nt_gbps"})
+      expect_bandwidth(doc, key);
+  }
+}
+
+TEST(CliStream, OddArraySizesAndTextOutput) {
+  // 1 MiB + 8 bytes: a tail after the vector loop in the non-temporal kernels.
+  CliResult r = run_cli({"stream", "--threads", "2", "--mib", "1.00000763", "--reps", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("triad"));
+  EXPECT_THAT(r.out, HasSubstr("non-temporal"));
+}
+
+TEST(CliStream, RejectsBadArguments) {
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"stream", "--threads", "-1"}, {"stream", "--mib", "0"}, {"stream", "--reps", "0"}}) {
+    CliResult r = run_cli(args);
+    EXPECT_EQ(r.exit_code, 2) << args[1];
+    EXPECT_THAT(r.err, HasSubstr(args[1]));
+  }
+}
+
+TEST(CliBench, ThreadsStreamFiguresAndReadWriteMix) {
+  // layernorm reads x, gamma, beta and writes y: about 1 byte read per byte
+  // written, so its reference is copy (the better of ordinary and
+  // non-temporal); mse reads two tensors and writes a scalar: triad.
+  struct Case {
+    const char* file;
+    const char* shape;
+    bool copy_like;
+  };
+  const std::string dir = make_temp_dir();
+  for (const Case& c :
+       {Case{"layernorm.af", "N=37,D=256", true}, Case{"patterns/mse.af", "N=13,D=96", false}}) {
+    SCOPED_TRACE(c.file);
+    CliResult r = run_cli({"bench", example_path(c.file), "--shape", c.shape, "--threads", "1",
+                           "--reps", "3", "--json"},
+                          {"AUTOFUSE_CACHE_DIR=" + dir});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    nlohmann::json doc = nlohmann::json::parse(r.out);
+    EXPECT_EQ(doc["threads"].get<int>(), 1);
+    ASSERT_EQ(doc["results"].size(), 1u);
+    const nlohmann::json& res = doc["results"][0];
+    for (const char* key : {"stream_gbps", "stream_copy_gbps", "stream_triad_nt_gbps",
+                            "stream_copy_nt_gbps", "stream_mix_gbps", "gbps"})
+      expect_bandwidth(res, key);
+    const double read = res["read_bytes"].get<double>(),
+                 written = res["written_bytes"].get<double>();
+    EXPECT_DOUBLE_EQ(read + written, res["bytes"].get<double>());
+    const double expected_mix = c.copy_like ? std::max(res["stream_copy_gbps"].get<double>(),
+                                                       res["stream_copy_nt_gbps"].get<double>())
+                                            : std::max(res["stream_gbps"].get<double>(),
+                                                       res["stream_triad_nt_gbps"].get<double>());
+    EXPECT_DOUBLE_EQ(res["stream_mix_gbps"].get<double>(), expected_mix);
+    EXPECT_NEAR(res["pct_of_stream_mix"].get<double>(),
+                100.0 * res["gbps"].get<double>() / expected_mix, 1e-9);
+    EXPECT_EQ(res["reps"].get<int>(), 3);
+  }
+  // The byte counts of layernorm [37, 256]: x and y in f32, gamma and beta.
+  CliResult r = run_cli({"bench", example_path("layernorm.af"), "--shape", "N=37,D=256",
+                         "--threads", "1", "--reps", "3", "--json"},
+                        {"AUTOFUSE_CACHE_DIR=" + dir});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json res = nlohmann::json::parse(r.out)["results"][0];
+  EXPECT_DOUBLE_EQ(res["read_bytes"].get<double>(), 4.0 * (37 * 256 + 2 * 256));
+  EXPECT_DOUBLE_EQ(res["written_bytes"].get<double>(), 4.0 * 37 * 256);
+}
+
+TEST(CliBench, RejectsBadThreadsAndMinTime) {
+  for (const auto& flag :
+       std::vector<std::pair<std::string, std::string>>{{"--threads", "-2"}, {"--min-time", "0"}}) {
+    CliResult r = run_cli(
+        {"bench", example_path("layernorm.af"), "--shape", "N=4,D=8", flag.first, flag.second});
+    EXPECT_EQ(r.exit_code, 2) << flag.first;
+    EXPECT_THAT(r.err, HasSubstr(flag.first));
+  }
+}
+
+}  // namespace
+}  // namespace autofuse::testing
