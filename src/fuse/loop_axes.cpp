@@ -199,16 +199,29 @@ std::string AxisMapper::describe_axes(const std::set<int>& roots) const {
 }
 
 FusionDecision AxisMapper::check_reductions() {
+  const sym::ShapeEnv& env = graph_.shape_env();
   for (NodeId id : nodes_) {
     const Node& node = graph_.node(id);
     if (op_info(node.op).op_class != OpClass::Reduce) continue;
     const auto& attrs = std::get<ReduceAttrs>(node.attrs);
     const ValueId in = node.inputs.at(0);
     std::set<int> roots;
-    for (int d = 0; d < rank(in); ++d)
-      if (attrs.axes.empty() ||
-          std::find(attrs.axes.begin(), attrs.axes.end(), d) != attrs.axes.end())
-        roots.insert(axis_of(in, d));
+    for (int d = 0; d < rank(in); ++d) {
+      if (!attrs.axes.empty() &&
+          std::find(attrs.axes.begin(), attrs.axes.end(), d) == attrs.axes.end())
+        continue;
+      const int root = axis_of(in, d);
+      roots.insert(root);
+      // An input constant along a reduced axis is reduced inside the loop
+      // over it: if that loop may run zero times (a size like B - 1), the
+      // result would be the identity instead of the input's value.
+      const sym::Expr& size = axis_size_.at(root);
+      if (is_one(pair_size_[static_cast<size_t>(pair(in, d))]) && !is_one(size) &&
+          !env.proven(size, sym::Rel::Ge, sym::Expr(1)))
+        return FusionDecision::refuse(
+            fmt::format("'{}' reduces a value constant along loop axis {}, which may be empty",
+                        name(node.outputs[0]), describe_axes({root})));
+    }
     reductions_.emplace_back(id, std::move(roots));
   }
   // Every reduction shares the region's reduced axes: the Reduction template

@@ -208,3 +208,36 @@ TEST(Refusal, DisableAllIsTheUnfusedPath) {
 
 }  // namespace
 }  // namespace autofuse::fuse
+
+namespace autofuse::fuse {
+namespace {
+
+// Found by the long fuzz run (seed 3330133234722658219): the min of the last
+// split piece (extent 1 along axis 1) and the rest (A - 1, possibly 0) in one
+// kernel would reduce it inside a loop that runs zero times when A = 1.
+TEST(Refusal, ReductionConstantAlongAnAxisThatMayBeEmpty) {
+  auto g = fuse_test::parse(R"(
+    graph g(x: bf16[1, A, F, B]) {
+      v0, v1 = split(x, axis=1, sizes=[A - 1, 1])
+      v2 = sub(v0, v1)
+      v4 = reduce_min(v1, axes=[0, 1, 2], keepdims=false)
+      return v4, v2
+    })");
+  FusedGraph fused = partition(g, fuse_test::config_with_log());
+  EXPECT_THAT(fused.refusals,
+              Contains(HasSubstr("'v4' reduces a value constant along loop axis [A - 1], which "
+                                 "may be empty")));
+  // Along an axis proven non-empty (A) the same shape of graph is one kernel.
+  auto proven = fuse_test::parse(R"(
+    graph g(x: f32[A, F], y: f32[1, F]) {
+      z = add(x, y)
+      r = reduce_max(y, axes=[0, 1], keepdims=true)
+      s = reduce_sum(z, axes=[0, 1], keepdims=true)
+      t = add(r, s)
+      return t
+    })");
+  EXPECT_EQ(partition(proven, FusionConfig{}).num_kernels(), 1);
+}
+
+}  // namespace
+}  // namespace autofuse::fuse
