@@ -8,14 +8,14 @@
 //  2. Column layout, tile width W: at most max_tile() elements and what keeps
 //     the local arrays (accumulators, tile vectors) in the L1, a whole
 //     number of vectors. When a later pass re-reads the tile (more than one
-//     pass), W shrinks further so that the tile's loads over the whole
-//     reduced extent stay in half the L2 ("resident"), if that leaves runs
-//     of at least kMinTileRun elements; otherwise the passes stream from
-//     memory and W stays wide: every row of a tile is a run of W contiguous
-//     elements, and every tile walks all the rows' pages again (4 KiB pages
-//     make narrow tiles pay a TLB miss per row and tile: a column-tiled copy
-//     of [16384, 1024] f32 takes 1.7x the time of a row-major one on a Zen 5
-//     core). Then, if rows * tiles < want, resident tiles (and streaming
+//     pass) it is "resident" if the tile's loads over the whole reduced
+//     extent fit in half the L2; W does not shrink to make it so: narrow
+//     tiles pay a loop start per row and tile and a page per row (x - mean
+//     over [2048, 1024] f32, one Zen 5 core: W = 64 resident 0.6 ms, W = 1024
+//     re-read from the L3 0.2 ms; W = 256..512 also slower at every size
+//     tried, up to [2048, 16384] from DRAM), so a tile that does not fit
+//     streams its later passes from the L3 or memory, like the unfused
+//     kernels. Then, if rows * tiles < want, resident tiles (and streaming
 //     ones when the caller cannot run a split) narrow, not below
 //     kMinTileRun, so that every usable core gets a tile; streaming tiles
 //     stay wide and the split below makes the units.
@@ -25,7 +25,8 @@
 //  3. Split: if the units still keep fewer than 3/4 of `want` busy and the
 //     caller can run split_phases() launches, the outermost reduced axis is
 //     cut into about 4 * want / units segments (so blocks of whole units
-//     balance within ~20%), no more than its length and, in the column
+//     balance within ~20%; fewer, down to half, when that makes the units a
+//     multiple of `want`), no more than its length and, in the column
 //     layout, no more than sqrt(length / 64) (every unit of a later launch
 //     combines the partials of its tile: S * W values, kept small against the
 //     S * W * length / S it reads). Row layout segments along the vector axis
@@ -188,8 +189,7 @@ std::string emit_reduction_tiling(const ScheduledKernel& k,
     if (k.num_passes > 1) {
       c += fmt::format("  const int64_t fit = machine->l2_bytes / 2 / af_max(1, {});\n",
                        print(resident_bytes_per_lane(k)));
-      c += fmt::format("  if (fit >= {} && fit < tile) tile = fit / lanes * lanes;\n", kMinTileRun);
-      c += fmt::format("  resident = fit >= {};\n", kMinTileRun);
+      c += "  resident = fit >= tile;\n";
     }
     c += "  if (tile < 1) tile = 1;\n";
     c += "  tiles = af_ceildiv(n_tile, tile);\n";
@@ -222,6 +222,10 @@ std::string emit_reduction_tiling(const ScheduledKernel& k,
       c += "    const int64_t combine_cap = (int64_t)__builtin_sqrt((double)(n_split / 64));\n";
       c += "    split = af_max(1, af_min(split, combine_cap));\n";
     }
+    // Whole rounds of `want` units when that costs at most half the
+    // segments: 5 units on 2 cores run as 3 + 2 (the slow block 20% late).
+    c += "    for (int64_t s = split; s > 1 && s * 2 > split; --s)\n";
+    c += "      if (units0 * s % want == 0) {\n        split = s;\n        break;\n      }\n";
     c += "    seg_len = af_ceildiv(n_split, split);\n";
     if (!column && k.inner_axes.size() == 1)
       c += "    seg_len = af_min(n_split, af_ceildiv(seg_len, 64) * 64);  // whole cache lines\n";

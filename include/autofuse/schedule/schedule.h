@@ -10,7 +10,9 @@
 //    reduced axes; a pass computes the nodes it needs (elementwise nodes are
 //    recomputed in each pass that needs them instead of being buffered: the
 //    row stays cache-resident, so global memory is read once when it fits
-//    the cache; longer rows are simply read once per pass). Nodes constant
+//    the cache; longer rows are simply read once per pass; in the row layout an
+//    expensive value several passes need is kept in a row buffer instead,
+//    codegen/cpu/row_buffers.cpp). Nodes constant
 //    along all reduced axes ("row nodes": reduction results and what depends
 //    only on them) are computed once per row between passes.
 //    Two layouts, chosen by which axis memory is contiguous along (the last

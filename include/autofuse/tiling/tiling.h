@@ -15,8 +15,8 @@
 // blocks never write the same cache line. (Elementwise kernels walked in
 // transpose tiles, TransposeTiles below: a unit is a tile.) Reduction (reduction_tiling.cpp):
 // a unit is a row (row layout), a tile of a row (column layout: the tile
-// width W fits the local arrays in the L1, and when later passes re-read the
-// tile, its data in half the L2 if that leaves long enough runs), or a
+// width W fits the local arrays in the L1; later passes re-read the tile
+// from the L2 when it fits there, else from the L3 or memory), or a
 // segment of one of those when the tiling splits the outermost reduced axis
 // because the units are too few for the cores the work can use
 // (kernel_abi.h's launches with a workspace, offered by the caller through

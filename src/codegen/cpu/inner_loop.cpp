@@ -49,7 +49,7 @@ void KernelEmitter::emit_loop_variants(
   const auto body = [&](const std::string& ind, bool to_buffer) {
     std::string b;
     for (int id : nodes)
-      emit_node(node(id), ind, b, to_buffer && streamed_[static_cast<size_t>(id)]);
+      emit_loop_node(node(id), ind, b, to_buffer && streamed_[static_cast<size_t>(id)]);
     if (updates) b += updates(ind);
     return b;
   };

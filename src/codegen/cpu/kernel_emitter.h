@@ -162,6 +162,20 @@ class KernelEmitter {
     bool folded = false;  ///< the tile loop covers `fold` rows of the last reduced loop
   };
   PassPlan plan_pass(int pass) const;
+  /// Row layout: fills ub_write_pass_ (expensive values that several passes
+  /// need, kept in row buffers `ub<id>`; reduction_pass.cpp).
+  void plan_row_buffers();
+  /// The row buffers' declarations and the per-call `ub_rows` flag.
+  std::string row_buffers() const;
+  /// Whether node `id` is read from its row buffer in pass `pass` (buffered variant).
+  bool reads_row_buffer(int id, int pass) const;
+  /// The node's statements in a vector loop: emit_node, or under a buffered
+  /// pass a read of its row buffer, plus the write of a buffered value.
+  void emit_loop_node(const AscNode& n, const std::string& indent, std::string& out,
+                      bool to_buffer) const;
+  /// The pass's init, loops and results for `plan` (emit_pass runs it once,
+  /// or twice: with and without row buffers).
+  void emit_pass_body(const PassPlan& plan, const std::string& indent, std::string& out) const;
   void emit_pass_init(const PassPlan& plan, const std::string& indent, std::string& out) const;
   void emit_vector_loop(const PassPlan& plan, const std::string& indent, std::string& out) const;
   /// Cascade collapse, compensation fold and (split) partial writes.
@@ -238,6 +252,12 @@ class KernelEmitter {
   /// arrays `r<id>` (fold * W lanes) of a folding kernel.
   mutable bool in_pass_ = false;
   int depth_ = 0;  ///< number of inner loop levels
+  /// Row layout, per node: the pass that computes it and keeps it in its row
+  /// buffer for later passes (an expensive value several passes need), else -1.
+  std::vector<int> ub_write_pass_;
+  int64_t ub_capacity_ = 0;  ///< elements per row buffer
+  /// While a pass's buffered variant is emitted: that pass; else -1.
+  mutable int ub_pass_ = -1;
 };
 
 }  // namespace autofuse::codegen::cpu

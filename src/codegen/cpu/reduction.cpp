@@ -9,7 +9,8 @@
 //   pass 0:  a loop nest over the reduced axes computing what pass 0's
 //            Reduces and Stores need (reduction_pass.cpp)
 //   stage 1: pass 0's Reduces finish; row nodes that need them
-//   pass 1:  ... (varying nodes are recomputed in every pass that needs them)
+//   pass 1:  ... (varying nodes are recomputed in every pass that needs them,
+//            but for expensive ones kept in row buffers: row_buffers.cpp)
 //   stage num_passes: the last row nodes and their Stores
 //
 // Column layout: scalar row nodes are computed before the stage's tile loop
@@ -116,6 +117,8 @@ std::string KernelEmitter::emit_reduction() {
   out += "  if (row_begin >= row_end) return;\n";
   out += per_call_nodes("block_idx == 0 && phase == 0");  // same for every row: once
   if (column_) out += reduction_arrays();
+  plan_row_buffers();
+  out += row_buffers();
   out += unit_loop_head();
   out += "  for (int64_t row = row_begin; row < row_end; ++row) {\n";
   out += "    {\n";
@@ -248,12 +251,18 @@ void KernelEmitter::emit_stage_tile_vectors(int stage, const std::string& indent
       }
       out += indent + "}\n";
     });
-    // Folding: the passes read them in `fold` copies, one per row of a group.
+    // Folding: the passes read them in `fold` copies, one per row of a group
+    // (copy by copy: a `% (t1 - t0)` per lane stops the loop vectorizing and
+    // cost a quarter of a [128, 1024] column kernel).
     std::string copies;
     for (int id : values)
       if (replicated_[static_cast<size_t>(id)])
-        copies += fmt::format("r{0}[{1}] = v{0}[({1}) % (t1 - t0)]; ", id, tile_index());
-    if (!copies.empty()) out += tile_loop(indent, copies, "tf");
+        copies += fmt::format("r{0}[g_ + {1}] = v{0}[{1}]; ", id, tile_index());
+    if (!copies.empty()) {
+      out += indent + "for (int64_t g_ = 0; t1 > t0 && g_ < tf - t0; g_ += t1 - t0) {\n";
+      out += tile_loop(indent + "  ", copies);
+      out += indent + "}\n";
+    }
   }
   if (!stores.empty()) {
     const std::string guard = stage_store_guard(stage, true);

@@ -210,6 +210,7 @@ KernelEmitter::PassPlan KernelEmitter::plan_pass(int pass) const {
     AF_CHECK(pass_of(n.id) <= pass, "kernel {}: {} (pass {}) needed in pass {}", graph_.name,
              n.name, pass_of(n.id), pass);
     plan.deepest = std::max(plan.deepest, level_[i]);
+    if (ub_pass_ == pass && reads_row_buffer(n.id, pass)) continue;  // its inputs not needed
     for (int in : operands(n)) {
       const AscNode& input = node(in);
       if (input.kind == AscKind::Data || level_.at(static_cast<size_t>(in)) < 0) continue;
@@ -443,6 +444,28 @@ void KernelEmitter::emit_pass(int pass, const std::string& indent, std::string& 
     out += fmt::format("{}if (nsplit == 1 || phase == {}) {{\n", indent, pass);
     ind += "  ";
   }
+  bool buffered = false;  // the pass writes or reads a row buffer
+  for (const AscNode& n : graph_.nodes) {
+    const auto id = static_cast<size_t>(n.id);
+    buffered = buffered || (plan.need[id] && ub_write_pass_[id] >= 0 && ub_write_pass_[id] <= pass);
+  }
+  if (buffered) {
+    out += ind + "if (ub_rows) {  // row buffers (see row_buffers)\n";
+    ub_pass_ = pass;
+    emit_pass_body(plan_pass(pass), ind + "  ", out);
+    ub_pass_ = -1;
+    out += ind + "} else {\n";
+    emit_pass_body(plan, ind + "  ", out);
+    out += ind + "}\n";
+  } else {
+    emit_pass_body(plan, ind, out);
+  }
+  if (split_possible()) out += indent + "}\n";
+}
+
+void KernelEmitter::emit_pass_body(const PassPlan& plan, const std::string& indent,
+                                   std::string& out) const {
+  std::string ind = indent;
   emit_pass_init(plan, ind, out);
   for (int level = 1; level <= plan.scalar_levels; ++level) {
     out += reduced_loop_head(level, ind, plan.folded && level == plan.scalar_levels);
@@ -468,7 +491,6 @@ void KernelEmitter::emit_pass(int pass, const std::string& indent, std::string& 
     out += ind + "}\n";
   }
   emit_pass_results(plan, ind, out);
-  if (split_possible()) out += indent + "}\n";
 }
 
 }  // namespace autofuse::codegen::cpu

@@ -1,0 +1,124 @@
+// Row buffers of the row layout (row_buffers.cpp): an expensive value that
+// several passes need (softmax's exp) is computed once per element and read
+// back by later passes, when the row fits and the kernel is not split;
+// otherwise the passes recompute it. Both variants against the reference:
+// f32/f16/bf16, rows of 1, primes, odd tails, rows longer than the buffer,
+// several reduced axes (the buffer index is their linear index), and split
+// machines (which must take the recomputing variant).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "autofuse/graph/text.h"
+#include "autofuse/ref/interpreter.h"
+#include "autofuse/ref/random.h"
+#include "reduction_test_util.h"
+
+namespace autofuse::codegen_test {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+std::vector<sym::Binding> nd_shapes() {
+  // D = 40009: longer than the buffer of 32768 f32 (recomputing variant).
+  return {{{"N", 1}, {"D", 1}},    {{"N", 3}, {"D", 7}},     {{"N", 5}, {"D", 64}},
+          {{"N", 13}, {"D", 131}}, {{"N", 2}, {"D", 1025}},  {{"N", 37}, {"D", 3}},
+          {{"N", 4}, {"D", 3001}}, {{"N", 2}, {"D", 40009}}, {{"N", 1}, {"D", 32768}}};
+}
+
+std::string softmax_text(const char* dtype) {
+  return fmt::format(R"(graph softmax(x: {0}[N, D]) {{
+  m = reduce_max(x, axes=[1], keepdims=true)
+  shifted = sub(x, m)
+  e = exp(shifted)
+  s = reduce_sum(e, axes=[1], keepdims=true)
+  y = div(e, s)
+  return y
+}})",
+                     dtype);
+}
+
+TEST(RowBuffer, SoftmaxEveryFloatDtype) {
+  std::vector<GraphCase> cases;
+  cases.push_back({"softmax_f32", parse_graph(softmax_text("f32")), nd_shapes(), 1e-5, 1e-6});
+  cases.push_back({"softmax_f16", parse_graph(softmax_text("f16")), nd_shapes(), 4e-3, 1e-4});
+  cases.push_back({"softmax_bf16", parse_graph(softmax_text("bf16")), nd_shapes(), 3e-2, 1e-3});
+  const std::string code = check_split_cases(cases, /*expect_split=*/true);
+  // The sum pass writes e, the output pass reads it back.
+  EXPECT_THAT(code, HasSubstr("float ub"));
+  EXPECT_THAT(code, HasSubstr("(row buffer)"));
+  EXPECT_THAT(code, HasSubstr("const bool ub_rows = nsplit == 1 && n1 <= 32768;"));
+}
+
+TEST(RowBuffer, SeveralBufferedValuesAndReducedAxes) {
+  std::vector<GraphCase> cases;
+  // Two expensive values, each needed by two passes (tanh in passes 1 and 2,
+  // exp in 2 and 3); the output also reads the row's input directly.
+  cases.push_back({"two", parse_graph(R"(graph g(x: f32[N, D]) {
+  m = reduce_max(x, axes=[1], keepdims=true)
+  d = sub(x, m)
+  t = tanh(d)
+  s = reduce_sum(t, axes=[1], keepdims=true)
+  u = sub(d, s)
+  e = exp(u)
+  v = mul(e, t)
+  w = reduce_sum(v, axes=[1], keepdims=true)
+  y0 = div(e, w)
+  y1 = add(y0, x)
+  return y1, s
+})"),
+                   nd_shapes(), 1e-4, 1e-5});
+  // Reduced axes 0 and 2 of [A, B, C] (not adjacent: two loop levels), the
+  // row buffer indexed by (i0 * C + i2).
+  cases.push_back({"axes02",
+                   parse_graph(R"(graph g(x: f32[A, B, C]) {
+  m = reduce_max(x, axes=[0, 2], keepdims=true)
+  d = sub(x, m)
+  e = exp(d)
+  s = reduce_sum(e, axes=[0, 2], keepdims=true)
+  y = div(e, s)
+  return y
+})"),
+                   {{{"A", 1}, {"B", 1}, {"C", 1}},
+                    {{"A", 3}, {"B", 2}, {"C", 17}},
+                    {{"A", 7}, {"B", 3}, {"C", 130}},
+                    {{"A", 300}, {"B", 2}, {"C", 131}}},
+                   1e-5,
+                   1e-6});
+  const std::string code = check_split_cases(cases, /*expect_split=*/true);
+  EXPECT_THAT(code, HasSubstr("(row buffer)"));
+  EXPECT_THAT(code, HasSubstr("* n2 + i2]"));
+}
+
+TEST(RowBuffer, CheapValuesAreRecomputed) {
+  // Layernorm recomputes x - mean (a subtraction is cheaper than a buffer).
+  std::vector<GraphCase> cases;
+  cases.push_back({"layernorm",
+                   parse_graph_file(std::string(AUTOFUSE_SOURCE_DIR) + "/examples/layernorm.af"),
+                   nd_shapes(), 1e-5, 1e-5});
+  const std::string code = check_cases(cases);
+  EXPECT_THAT(code, Not(HasSubstr("ub_rows")));
+}
+
+TEST(RowBuffer, BufferedAndSplitRunsAgree) {
+  // One row that fits (buffered) and the same row split (recomputed).
+  const Graph g = parse_graph(softmax_text("f32"));
+  std::vector<schedule::ScheduledKernel> kernels = {schedule_graph(g)};
+  const codegen::ModuleSource module = codegen::generate_cpu_module(kernels);
+  const auto so = compile(module);
+  const sym::Binding binding = {{"N", 1}, {"D", 20000}};
+  const std::vector<HostTensor> inputs = random_inputs(g, binding, 3);
+  const PhasedRun one = run_phased(*so, module.kernels[0], kernels[0].graph, g, inputs, binding,
+                                   one_core(), /*max_phases=*/0);
+  const PhasedRun split = run_phased(*so, module.kernels[0], kernels[0].graph, g, inputs, binding,
+                                     split_machine(64, 64));
+  EXPECT_EQ(one.split, 1);
+  EXPECT_GT(split.split, 1);
+  const std::vector<HostTensor> want = run_reference(g, inputs, binding);
+  EXPECT_TRUE(tensors_close(one.outputs[0], want[0], 1e-5, 1e-6));
+  // The sums differ by the split's order only; the exp values are the same.
+  EXPECT_TRUE(tensors_close(split.outputs[0], one.outputs[0], 1e-6, 0));
+}
+
+}  // namespace
+}  // namespace autofuse::codegen_test
