@@ -14,6 +14,7 @@
 #include "autofuse/ref/interpreter.h"
 #include "autofuse/ref/random.h"
 #include "autofuse/runtime/executable.h"
+#include "runtime/expect_outputs.h"
 #include "runtime/temp_dir.h"
 
 namespace autofuse::runtime {
@@ -71,16 +72,8 @@ TEST_P(ConcatGather, MatchesTheReference) {
       for (const sym::Binding& b : c.bindings) {
         const std::vector<HostTensor> in = random_inputs(*graph, b, 9);
         const std::vector<HostTensor> want = run_reference(*graph, in);
-        const std::vector<HostTensor> got = exe->run(in);
-        ASSERT_EQ(got.size(), want.size());
-        for (size_t k = 0; k < want.size(); ++k) {
-          ASSERT_EQ(got[k].type_string(), want[k].type_string());
-          for (int64_t i = 0; i < want[k].numel(); ++i) {
-            const double w = want[k].get_f64(i);
-            ASSERT_NEAR(got[k].get_f64(i), w, tol * (1 + std::abs(w)))
-                << graph->name() << " " << dtype << " output " << k << " element " << i;
-          }
-        }
+        expect_outputs_near(exe->run(in), want, tol,
+                            fmt::format("{} {} threads {}", graph->name(), dtype, threads));
       }
     }
   }

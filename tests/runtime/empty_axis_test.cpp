@@ -12,6 +12,7 @@
 #include "autofuse/ref/interpreter.h"
 #include "autofuse/ref/random.h"
 #include "autofuse/runtime/executable.h"
+#include "runtime/expect_outputs.h"
 #include "runtime/temp_dir.h"
 
 namespace autofuse::runtime {
@@ -67,16 +68,8 @@ TEST(EmptyAxis, ReductionsOfValuesConstantAlongAMaybeEmptyAxis) {
       for (const sym::Binding& b : c.bindings) {
         const std::vector<HostTensor> in = random_inputs(*graph, b, 1);
         const std::vector<HostTensor> want = run_reference(*graph, in);
-        const std::vector<HostTensor> got = exe->run(in);
-        ASSERT_EQ(got.size(), want.size());
-        for (size_t k = 0; k < want.size(); ++k) {
-          ASSERT_EQ(got[k].type_string(), want[k].type_string());
-          for (int64_t i = 0; i < want[k].numel(); ++i) {
-            const double w = want[k].get_f64(i);
-            ASSERT_NEAR(got[k].get_f64(i), w, 1e-2 * (1 + std::abs(w)))
-                << c.text << "\noutput " << k << " element " << i << " threads " << threads;
-          }
-        }
+        expect_outputs_near(exe->run(in), want, 1e-2,
+                            fmt::format("{}\nthreads {}", c.text, threads));
       }
     }
   }

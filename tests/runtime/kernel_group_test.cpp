@@ -17,6 +17,7 @@
 #include "autofuse/ref/interpreter.h"
 #include "autofuse/ref/random.h"
 #include "autofuse/runtime/executable.h"
+#include "runtime/expect_outputs.h"
 #include "runtime/temp_dir.h"
 
 namespace autofuse::runtime {
@@ -64,15 +65,7 @@ class KernelGroup : public ::testing::Test {
 
 void expect_near(const std::vector<HostTensor>& got, const std::vector<HostTensor>& want,
                  const std::string& what) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t o = 0; o < got.size(); ++o) {
-    ASSERT_EQ(got[o].type_string(), want[o].type_string()) << what;
-    for (int64_t i = 0; i < want[o].numel(); ++i) {
-      const double w = want[o].get_f64(i);
-      ASSERT_NEAR(got[o].get_f64(i), w, 1e-4 * (1 + std::abs(w)))
-          << what << ": output " << o << " element " << i;
-    }
-  }
+  expect_outputs_near(got, want, 1e-4, what);
 }
 
 TEST_F(KernelGroup, DependentAndIndependentMembersMatchTheReference) {
