@@ -4,51 +4,25 @@
 // depend on the kernels of the current run, and then goes before it, or it
 // does, and then it must end the run anyway), so kernels gather into long
 // runs; the runs are cut into groups of at most max_group_size.
-#include <set>
-
 #include <fmt/format.h>
 
 #include "autofuse/error.h"
 #include "autofuse/fuse/fusion.h"
+#include "fuse/grouping.h"
 
 namespace autofuse::fuse {
 
 namespace {
 
-/// Region indices in a dependency order with kernels kept together.
+/// Region indices in a dependency order with kernels kept together: ready
+/// non-kernels first, then the original order (an already grouped order is
+/// kept).
 std::vector<int> kernel_friendly_order(const FusedGraph& fused) {
-  const Graph& graph = *fused.graph;
-  const auto n = static_cast<int>(fused.regions.size());
-  std::vector<int> producer(graph.values().size(), -1);
-  for (int r = 0; r < n; ++r)
-    for (ValueId v : fused.regions[static_cast<size_t>(r)].outputs)
-      producer[static_cast<size_t>(v)] = r;
-  std::vector<std::set<int>> succ(static_cast<size_t>(n));
-  std::vector<int> indegree(static_cast<size_t>(n), 0);
-  for (int r = 0; r < n; ++r)
-    for (ValueId v : fused.regions[static_cast<size_t>(r)].inputs) {
-      const int p = producer[static_cast<size_t>(v)];
-      if (p >= 0 && p != r && succ[static_cast<size_t>(p)].insert(r).second)
-        ++indegree[static_cast<size_t>(r)];
-    }
-  // Ready regions by (is kernel, old position): non-kernels first, then
-  // the original order, so an already grouped order is kept.
-  std::set<std::pair<bool, int>> ready;
-  auto push = [&](int r) {
-    ready.emplace(fused.regions[static_cast<size_t>(r)].kind == RegionKind::Kernel, r);
-  };
-  for (int r = 0; r < n; ++r)
-    if (indegree[static_cast<size_t>(r)] == 0) push(r);
-  std::vector<int> order;
-  while (!ready.empty()) {
-    const int r = ready.begin()->second;
-    ready.erase(ready.begin());
-    order.push_back(r);
-    for (int next : succ[static_cast<size_t>(r)])
-      if (--indegree[static_cast<size_t>(next)] == 0) push(next);
-  }
-  AF_CHECK(static_cast<int>(order.size()) == n, "the regions form a cycle");
-  return order;
+  const auto n = static_cast<int64_t>(fused.regions.size());
+  return detail::dependency_order(*fused.graph, fused.regions, [&](int r) {
+    const bool kernel = fused.regions[static_cast<size_t>(r)].kind == RegionKind::Kernel;
+    return (kernel ? n : 0) + r;
+  });
 }
 
 void singleton_groups(FusedGraph& fused) {

@@ -2,6 +2,8 @@
 // building the FusedGraph (regions.cpp).
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,6 +29,13 @@ struct Grouping {
 
 /// Live consumer nodes of every value (each consumer once, ascending).
 std::vector<std::vector<NodeId>> live_consumers(const Graph& graph, const std::vector<bool>& live);
+
+/// Region indices in a dependency order (a region after those producing
+/// its inputs); among ready regions, the one with the smallest `priority`.
+/// Internal error when a value has two producing regions, an input has none,
+/// or the regions form a cycle.
+std::vector<int> dependency_order(const Graph& graph, const std::vector<Region>& regions,
+                                  const std::function<int64_t(int)>& priority);
 
 /// Builds the final regions: splat constants duplicated into the kernels
 /// that read them (and a Constant region where something else needs one),

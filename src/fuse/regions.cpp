@@ -1,5 +1,7 @@
 // build_fused_graph: from merged node groups to the FusedGraph's regions.
 #include <algorithm>
+#include <functional>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -99,34 +101,13 @@ void RegionBuilder::fill_inputs_outputs(Region& region) const {
 }
 
 std::vector<Region> RegionBuilder::order(std::vector<Region> regions) const {
-  // Kahn's algorithm; among ready regions the one with the earliest node first.
-  std::map<ValueId, int> producer_region;
-  for (int r = 0; r < static_cast<int>(regions.size()); ++r)
-    for (ValueId out : regions[r].outputs) {
-      const bool fresh = producer_region.emplace(out, r).second;
-      AF_CHECK(fresh, "value '{}' is an output of two regions", graph_.value(out).name);
-    }
-  std::vector<std::set<int>> succ(regions.size());
-  std::vector<int> indegree(regions.size(), 0);
-  for (int r = 0; r < static_cast<int>(regions.size()); ++r)
-    for (ValueId in : regions[r].inputs) {
-      if (graph_.value(in).producer == kNoNode) continue;
-      auto it = producer_region.find(in);
-      AF_CHECK(it != producer_region.end(), "no region produces '{}'", graph_.value(in).name);
-      if (succ[it->second].insert(r).second) ++indegree[r];
-    }
-  std::set<std::pair<NodeId, int>> ready;
-  for (int r = 0; r < static_cast<int>(regions.size()); ++r)
-    if (indegree[r] == 0) ready.emplace(regions[r].nodes.front(), r);
+  // Among ready regions the one with the earliest node first.
+  const std::vector<int> order = dependency_order(
+      graph_, regions, [&](int r) { return regions[static_cast<size_t>(r)].nodes.front(); });
   std::vector<Region> ordered;
-  while (!ready.empty()) {
-    const int r = ready.begin()->second;
-    ready.erase(ready.begin());
-    for (int next : succ[r])
-      if (--indegree[next] == 0) ready.emplace(regions[next].nodes.front(), next);
-    ordered.push_back(std::move(regions[r]));
-  }
-  AF_CHECK(ordered.size() == regions.size(), "the regions form a cycle");
+  ordered.reserve(regions.size());
+  for (int r : order)
+    ordered.push_back(std::move(regions[static_cast<size_t>(r)]));
   return ordered;
 }
 
@@ -174,6 +155,40 @@ std::vector<Region> RegionBuilder::build() {
 }
 
 }  // namespace
+
+std::vector<int> dependency_order(const Graph& graph, const std::vector<Region>& regions,
+                                  const std::function<int64_t(int)>& priority) {
+  const auto n = static_cast<int>(regions.size());
+  std::map<ValueId, int> producer_region;
+  for (int r = 0; r < n; ++r)
+    for (ValueId out : regions[static_cast<size_t>(r)].outputs) {
+      const bool fresh = producer_region.emplace(out, r).second;
+      AF_CHECK(fresh, "value '{}' is an output of two regions", graph.value(out).name);
+    }
+  std::vector<std::set<int>> succ(static_cast<size_t>(n));
+  std::vector<int> indegree(static_cast<size_t>(n), 0);
+  for (int r = 0; r < n; ++r)
+    for (ValueId in : regions[static_cast<size_t>(r)].inputs) {
+      if (graph.value(in).producer == kNoNode) continue;
+      auto it = producer_region.find(in);
+      AF_CHECK(it != producer_region.end(), "no region produces '{}'", graph.value(in).name);
+      if (it->second != r && succ[static_cast<size_t>(it->second)].insert(r).second)
+        ++indegree[static_cast<size_t>(r)];
+    }
+  std::set<std::pair<int64_t, int>> ready;
+  for (int r = 0; r < n; ++r)
+    if (indegree[static_cast<size_t>(r)] == 0) ready.emplace(priority(r), r);
+  std::vector<int> order;
+  while (!ready.empty()) {
+    const int r = ready.begin()->second;
+    ready.erase(ready.begin());
+    order.push_back(r);
+    for (int next : succ[static_cast<size_t>(r)])
+      if (--indegree[static_cast<size_t>(next)] == 0) ready.emplace(priority(next), next);
+  }
+  AF_CHECK(static_cast<int>(order.size()) == n, "the regions form a cycle");
+  return order;
+}
 
 FusedGraph build_fused_graph(std::shared_ptr<const Graph> graph, Grouping grouping) {
   FusedGraph fused;
