@@ -287,6 +287,34 @@ TEST(Streaming, SourceStructure) {
   EXPECT_THAT(m.code, Not(HasSubstr("#include <immintrin.h>")));
 }
 
+TEST(Streaming, LastPassPrefetchesTheNextRow) {
+  // Multi-pass rows: the streaming chunk loop of the last pass prefetches
+  // the next row of every input pass 0 reads, one prefetch per cache line
+  // of the chunk (row_prefetch.cpp); one-pass kernels and row-invariant
+  // operands (gamma) do not.
+  std::vector<schedule::ScheduledKernel> kernels = {
+      schedule_graph(example("layernorm")), schedule_graph(example("layernorm_f16")),
+      schedule_graph(scale_shift()), schedule_graph(outer_and_inner())};
+  GraphBuilder r("row_sum");
+  Tensor x = r.input("x", DType::f32, {S("N"), S("D")});
+  kernels.push_back(schedule_graph(std::move(r).build({r.reduce_sum(x, {1}, true)})));
+  const codegen::ModuleSource m = codegen::generate_cpu_module(kernels);
+  const std::string ln = kernel_text(m.code, "layernorm");
+  EXPECT_EQ(count(ln, "__builtin_prefetch(&p0["), 4u) << ln;  // 64 f32 = 4 lines
+  EXPECT_EQ(count(ln, "__builtin_prefetch("), 4u) << ln;       // not gamma, beta
+  EXPECT_THAT(ln, HasSubstr("const bool pf_more = i0 + 1 < "));
+  EXPECT_THAT(ln, HasSubstr("__builtin_prefetch(&p0[b1 + (nt_k + 48) + pf1]);"));
+  // Inside the chunk loop, before its vector loop.
+  EXPECT_LT(ln.find("for (int64_t nt_k = nt_lo;"), ln.find("__builtin_prefetch("));
+  EXPECT_LT(ln.find("__builtin_prefetch("), ln.find("for (int64_t i1 = nt_k;"));
+  EXPECT_EQ(count(kernel_text(m.code, "layernorm_f16"), "__builtin_prefetch("), 2u);  // 2 lines
+  EXPECT_THAT(kernel_text(m.code, "scale_shift"), Not(HasSubstr("prefetch")));
+  EXPECT_THAT(kernel_text(m.code, "row_sum"), Not(HasSubstr("prefetch")));
+  // Two reduced axes (A and C): the row is B; the chunk loop runs in the
+  // inner one and prefetches there.
+  EXPECT_THAT(kernel_text(m.code, "outer_and_inner"), HasSubstr("__builtin_prefetch(&p0["));
+}
+
 TEST(Streaming, PreludeHelpers) {
   codegen::ModuleSource source;
   source.code = std::string(codegen::kernel_prelude());

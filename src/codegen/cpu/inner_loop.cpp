@@ -88,6 +88,7 @@ void KernelEmitter::emit_loop_variants(
   out += in1 + "}\n";
   out += in1 + "if (nt_part == 1) break;\n";
   out += fmt::format("{}for (int64_t nt_k = nt_lo; nt_k < nt_hi; nt_k += AF_NT_CHUNK) {{\n", in1);
+  out += row_prefetches(axis, "nt_k", in2);
   for (int id : streamed)
     out += fmt::format("{}{} t{}[AF_NT_CHUNK] __attribute__((aligned(64)));\n", in2,
                        c_storage_type(node(id).dtype), id);

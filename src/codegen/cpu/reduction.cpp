@@ -118,6 +118,7 @@ std::string KernelEmitter::emit_reduction() {
   out += per_call_nodes("block_idx == 0 && phase == 0");  // same for every row: once
   if (column_) out += reduction_arrays();
   plan_row_buffers();
+  plan_row_prefetch();
   out += row_buffers();
   out += unit_loop_head();
   out += "  for (int64_t row = row_begin; row < row_end; ++row) {\n";
@@ -138,11 +139,14 @@ std::string KernelEmitter::emit_reduction() {
     if (!live_[static_cast<size_t>(n.id)] || level_[static_cast<size_t>(n.id)] < 0) continue;
     if (is_strided(n)) out += fmt::format("{}const int64_t b{} = {};\n", ind, n.id, row_base(n));
   }
+  out += row_prefetch_offsets(ind);
   bool jumps = false;
   for (int stage = 0; stage <= kernel_.num_passes; ++stage) {
     emit_stage(stage, ind, out);
     if (stage == kernel_.num_passes) break;
+    prefetching_ = !prefetched_.empty() && stage == kernel_.num_passes - 1;
     emit_pass(stage, ind, out);
+    prefetching_ = false;
     if (split_possible()) {
       out += fmt::format("{}if (nsplit > 1 && phase == {}) goto next_row;\n", ind, stage);
       jumps = true;
