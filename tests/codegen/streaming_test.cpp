@@ -97,6 +97,10 @@ std::vector<Case> cases() {
   out.push_back({"layernorm_f16", example("layernorm_f16"), rows, 4e-3});
   out.push_back({"layernorm_bf16", example("layernorm_bf16"), rows, 3e-2});
   out.push_back({"softmax", example("softmax"), rows, 1e-5});
+  out.push_back({"bert_embeddings",  // gathered rows, prefetched two rows on
+                 example("patterns/bert_embeddings"),
+                 {{{"B", 2}, {"S", 3}, {"V", 5}}, {{"B", 3}, {"S", 7}, {"V", 40}}},
+                 1e-5});
   out.push_back({"stats", stats(), rows, 1e-5});
   out.push_back({"outer_and_inner",
                  outer_and_inner(),
@@ -294,7 +298,8 @@ TEST(Streaming, LastPassPrefetchesTheNextRow) {
   // operands (gamma) do not.
   std::vector<schedule::ScheduledKernel> kernels = {
       schedule_graph(example("layernorm")), schedule_graph(example("layernorm_f16")),
-      schedule_graph(scale_shift()), schedule_graph(outer_and_inner())};
+      schedule_graph(scale_shift()), schedule_graph(outer_and_inner()),
+      schedule_graph(example("patterns/bert_embeddings"))};
   GraphBuilder r("row_sum");
   Tensor x = r.input("x", DType::f32, {S("N"), S("D")});
   kernels.push_back(schedule_graph(std::move(r).build({r.reduce_sum(x, {1}, true)})));
@@ -302,7 +307,7 @@ TEST(Streaming, LastPassPrefetchesTheNextRow) {
   const std::string ln = kernel_text(m.code, "layernorm");
   EXPECT_EQ(count(ln, "__builtin_prefetch(&p0["), 4u) << ln;  // 64 f32 = 4 lines
   EXPECT_EQ(count(ln, "__builtin_prefetch("), 4u) << ln;       // not gamma, beta
-  EXPECT_THAT(ln, HasSubstr("const bool pf_more = i0 + 1 < "));
+  EXPECT_THAT(ln, HasSubstr("const bool pf_more = i0 + 2 < "));  // two rows on
   EXPECT_THAT(ln, HasSubstr("__builtin_prefetch(&p0[b1 + (nt_k + 48) + pf1]);"));
   // Inside the chunk loop, before its vector loop.
   EXPECT_LT(ln.find("for (int64_t nt_k = nt_lo;"), ln.find("__builtin_prefetch("));
@@ -313,6 +318,14 @@ TEST(Streaming, LastPassPrefetchesTheNextRow) {
   // Two reduced axes (A and C): the row is B; the chunk loop runs in the
   // inner one and prefetches there.
   EXPECT_THAT(kernel_text(m.code, "outer_and_inner"), HasSubstr("__builtin_prefetch(&p0["));
+  // Embedding rows: the index two rows on is loaded, wrapped and clamped
+  // to the table, and its row prefetched (word, pos, token_type tables).
+  const std::string be = kernel_text(m.code, "bert_embeddings");
+  EXPECT_EQ(count(be, "__builtin_prefetch("), 12u) << be;
+  EXPECT_THAT(be, HasSubstr("if (pf_more) { const int64_t r_ = (int64_t)p0[b1 + 2 * ("));
+  EXPECT_THAT(be, HasSubstr("r_ < 0 ? r_ + (int64_t)(s_V) : r_; pf14 = ((uint64_t)w_ < "
+                            "(uint64_t)(int64_t)(s_V) ? w_ : 0) * (INT64_C(768));"));
+  EXPECT_THAT(be, HasSubstr("__builtin_prefetch(&p3[b14 + (nt_k + 0) + pf14]);"));
 }
 
 TEST(Streaming, PreludeHelpers) {

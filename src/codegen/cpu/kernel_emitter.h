@@ -169,9 +169,9 @@ class KernelEmitter {
   std::string row_buffers() const;
   /// Row layout with several passes: fills prefetched_ (row_prefetch.cpp).
   void plan_row_prefetch();
-  /// Per row: the offsets pf<id> from this row to the next of each prefetched Load.
+  /// Per row: the offsets pf<id> of the row to prefetch for each prefetched Load or Gather.
   std::string row_prefetch_offsets(const std::string& indent) const;
-  /// While the last pass is emitted (prefetching_): the prefetches of the next
+  /// While the last pass is emitted (prefetching_): the prefetches of the later
   /// row's elements [at, at + AF_NT_CHUNK) along `axis`, else empty.
   std::string row_prefetches(int axis, const std::string& at, const std::string& indent) const;
   /// Whether node `id` is read from its row buffer in pass `pass` (buffered variant).
@@ -265,7 +265,7 @@ class KernelEmitter {
   int64_t ub_capacity_ = 0;  ///< elements per row buffer
   /// While a pass's buffered variant is emitted: that pass; else -1.
   mutable int ub_pass_ = -1;
-  /// Loads whose next row the last pass prefetches (row_prefetch.cpp).
+  /// Loads and Gathers whose later row the last pass prefetches (row_prefetch.cpp).
   std::vector<int> prefetched_;
   /// While the last pass of a kernel with prefetched_ Loads is emitted.
   mutable bool prefetching_ = false;

@@ -1,4 +1,4 @@
-// Software prefetch of the next row in the Reduction template's row layout.
+// Software prefetch of a later row in the Reduction template's row layout.
 //
 // A kernel with several passes over a row (LayerNorm: mean, variance,
 // output) reads the row from memory in pass 0 and from the L1 in the later
@@ -12,17 +12,23 @@
 //
 // So the last pass's chunk loop (the streaming-store variant, used for
 // outputs larger than the cache; inner_loop.cpp) prefetches, per chunk of
-// AF_NT_CHUNK elements, the same elements of the next row of every input
-// that pass 0 reads from memory: the next row arrives while this one is
-// finished, spread over the pass (a burst of prefetches at the start of the
-// row stalls on the miss buffers and measured slower than none). Measured
-// (`autofuse bench` on bench/models.py's skip_layernorm, B=16,S=512, 1
-// thread): 3.7-3.9 ms -> 3.0-3.2 ms. The next row is the next index of the
-// last row axis; at the end of that axis the offset is 0 (the row itself,
-// in cache: a wasted prefetch per end, no branch, no address past the
-// buffer). Only the streaming variant prefetches: its rows come from memory.
-// Softmax (its last pass reads a row buffer, exp dominates) neither gains
-// nor loses measurably.
+// AF_NT_CHUNK elements, the same elements of the row kRowsAhead rows on of
+// every input that pass 0 reads from memory, spread over the pass (a burst
+// of prefetches at the start of the row stalls on the miss buffers and
+// measured slower than none). Measured (`autofuse bench` on
+// bench/models.py's skip_layernorm, B=16,S=512, 1 thread): 3.7-3.9 ms ->
+// 3.0-3.2 ms. "Rows on" counts along the last row axis; near its end the
+// offset is 0 (the row itself, in cache: a wasted prefetch, no branch, no
+// address past the buffer). Only the streaming variant prefetches: its rows
+// come from memory. Softmax (its last pass reads a row buffer, exp
+// dominates) neither gains nor loses measurably.
+//
+// Gathered rows (an embedding lookup: the table row of a per-row index,
+// tables much larger than the cache) are what such kernels wait for most:
+// the later row's index is loaded at the row's start and its table row
+// prefetched the same way (bert_embeddings B=64,S=512,V=30522, 1 thread:
+// 21.3 -> 11.6-12.5 ms; perf had shown half of the kernel's time on the
+// first load of each gathered row).
 #include <fmt/format.h>
 
 #include "autofuse/error.h"
@@ -37,33 +43,66 @@ namespace {
 
 /// Elements per chunk of the streaming variant: the prelude's AF_NT_CHUNK.
 constexpr int64_t kStreamChunk = 64;
+/// How many rows ahead: bert_embeddings B=64,S=512,V=30522 (1 thread) 16.5 ms
+/// one row ahead, 11.6-12.5 two, 11.9 four; contiguous rows (skip_layernorm)
+/// the same for one and two.
+constexpr int kRowsAhead = 2;
 
 }  // namespace
 
 void KernelEmitter::plan_row_prefetch() {
   prefetched_.clear();
   if (column_ || depth_ < 1 || kernel_.num_passes < 2 || row_axes_.empty()) return;
-  const int last_row_axis = row_axes_.back();
+  const auto last_row_axis = static_cast<size_t>(row_axes_.back());
   const PassPlan first = plan_pass(0);
   for (const AscNode& n : graph_.nodes) {
     const auto id = static_cast<size_t>(n.id);
-    if (n.kind != AscKind::Load || !live_[id] || !first.need[id] || level_[id] < 1) continue;
-    if (node(n.inputs.at(0)).kind != AscKind::Data || buffered_[id]) continue;
-    const sym::Expr& contiguous = n.view.strides.at(static_cast<size_t>(vector_axis_));
-    const sym::Expr& next_row = n.view.strides.at(static_cast<size_t>(last_row_axis));
-    if (contiguous != sym::Expr(1) || next_row == sym::Expr(0)) continue;
-    prefetched_.push_back(n.id);
+    if (n.kind != AscKind::Load && n.kind != AscKind::Gather) continue;
+    if (!live_[id] || !first.need[id] || level_[id] < 1 || buffered_[id]) continue;
+    if (n.view.strides.at(static_cast<size_t>(vector_axis_)) != sym::Expr(1)) continue;
+    if (n.kind == AscKind::Load && node(n.inputs.at(0)).kind == AscKind::Data &&
+        n.view.strides.at(last_row_axis) != sym::Expr(0)) {
+      prefetched_.push_back(n.id);
+    } else if (n.kind == AscKind::Gather && n.gather.size() == 1 && hoist_src_[id][0] >= 0) {
+      // An embedding row per row: its index is one element the row level
+      // loads; a later row's index is a later element along the last
+      // row axis (if the same element: the same table row, in cache).
+      const AscNode& index = node(hoist_src_[id][0]);
+      if (index.kind == AscKind::Load && level_.at(static_cast<size_t>(index.id)) == 0 &&
+          node(index.inputs.at(0)).kind == AscKind::Data &&
+          index.view.strides.at(last_row_axis) != sym::Expr(0))
+        prefetched_.push_back(n.id);
+    }
   }
 }
 
 std::string KernelEmitter::row_prefetch_offsets(const std::string& indent) const {
   if (prefetched_.empty()) return {};
   const int a = row_axes_.back();
-  std::string out = fmt::format("{}const bool pf_more = i{} + 1 < {};  // a next row to prefetch\n",
-                                indent, a, size(a));
-  for (int id : prefetched_)
-    out += fmt::format("{}const int64_t pf{} = pf_more ? (int64_t)({}) : 0;\n", indent, id,
-                       expr(node(id).view.strides.at(static_cast<size_t>(a))));
+  std::string out = fmt::format("{}const bool pf_more = i{} + {} < {};  // a row to prefetch\n",
+                                indent, a, kRowsAhead, size(a));
+  for (int id : prefetched_) {
+    const AscNode& n = node(id);
+    if (n.kind == AscKind::Load) {  // pf<id>: from this row's element to the later row's
+      out += fmt::format("{}const int64_t pf{} = pf_more ? {} * (int64_t)({}) : 0;\n", indent, id,
+                         kRowsAhead, expr(n.view.strides.at(static_cast<size_t>(a))));
+      continue;
+    }
+    // A Gather: pf<id> is the later row's table row offset (its bad index
+    // reads row 0 here; the row's own check reports it).
+    const AscNode& index = node(hoist_src_.at(static_cast<size_t>(id)).at(0));
+    const std::string bound = fmt::format("(int64_t)({})", expr(n.gather[0].size));
+    const std::string next =
+        load_expr(index.dtype,
+                  fmt::format("p{}[b{} + {} * ({})]", node(index.inputs.at(0)).arg_index, index.id,
+                              kRowsAhead, expr(index.view.strides.at(static_cast<size_t>(a)))));
+    out += fmt::format("{}int64_t pf{} = 0;  // {}: the table row {} rows on\n", indent, id,
+                       n.name, kRowsAhead);
+    out += fmt::format(
+        "{0}if (pf_more) {{ const int64_t r_ = (int64_t){1}; const int64_t w_ = r_ < 0 ? r_ + {2} "
+        ": r_; pf{3} = ((uint64_t)w_ < (uint64_t){2} ? w_ : 0) * ({4}); }}\n",
+        indent, next, bound, id, expr(n.gather[0].stride));
+  }
   return out;
 }
 
