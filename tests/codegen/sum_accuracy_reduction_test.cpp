@@ -158,6 +158,44 @@ TEST(SumAccuracy, WithinTheStatedBoundAtTwoToThe24) {
   }
 }
 
+TEST(SumAccuracy, OneChunkRowsSumPlainlyBitForBit) {
+  // A row of a static length <= 1024 is one cascade chunk: the kernel sums
+  // it plainly (no chunk counter per row and Reduce) and must get the
+  // cascade's result bit for bit (the same row summed with a symbolic
+  // length, which keeps the cascade), split or not.
+  const auto row_sum = [](const char* name, sym::Expr d) {
+    GraphBuilder b(name);
+    Tensor x = b.input("x", DType::f32, {S("N"), d});
+    Tensor y = b.reduce_sum(b.mul(x, x), {1}, /*keepdims=*/false);
+    Kernel k{std::move(b).build({y}), {}};
+    k.scheduled = schedule_graph(k.graph);
+    return k;
+  };
+  for (int64_t d : {1, 16, 100, 1024}) {
+    const Kernel fixed = row_sum("fixed", sym::Expr(d)), symbolic = row_sum("symbolic", S("D"));
+    const codegen::ModuleSource module =
+        codegen::generate_cpu_module({fixed.scheduled, symbolic.scheduled});
+    const auto kernel_code = [&](size_t k) {  // from its kernel function to the next's
+      const size_t at = module.code.find(module.kernels[k].name + "_kernel(");
+      return module.code.substr(
+          at, k == 0 ? module.code.find("symbolic_kernel(") - at : std::string::npos);
+    };
+    EXPECT_EQ(kernel_code(0).find("pairwise partial sums"), std::string::npos) << d;
+    EXPECT_NE(kernel_code(1).find("pairwise partial sums"), std::string::npos) << d;
+    const auto so = compile(module);
+    const int64_t n = 37;
+    const HostTensor x = make_input(DType::f32, {n, d}, Input::MixedSigns, 0);
+    for (const af_machine& m : {one_core(), split_machine(16, 64)}) {
+      const PhasedRun a = run_phased(*so, module.kernels[0], fixed.scheduled.graph, fixed.graph,
+                                     {x}, {{"N", n}}, m);
+      const PhasedRun b = run_phased(*so, module.kernels[1], symbolic.scheduled.graph,
+                                     symbolic.graph, {x}, {{"N", n}, {"D", d}}, m);
+      for (int64_t i = 0; i < n; ++i)
+        ASSERT_EQ(a.outputs[0].get_f64(i), b.outputs[0].get_f64(i)) << "d " << d << " row " << i;
+    }
+  }
+}
+
 TEST(SumAccuracy, SplitsUseEveryCore) {
   // An all-axes sum of 16M f32 on 16 cores: 16 blocks, two launches
   // (partials, then their sum); the column sums of [2^22, 4] likewise.

@@ -214,6 +214,8 @@ class KernelEmitter {
   /// How Reduce `reduce` accumulates in a pass whose deepest loop level is
   /// `deepest` (the column layout's sums are compensated at any level).
   Acc acc_kind(const AscNode& reduce, int deepest) const;
+  /// Row layout: the one reduced axis is at most one cascade chunk long.
+  bool one_chunk_rows() const;
   std::string acc(int r) const;    // the accumulator of Reduce r (an array element: tile)
   std::string nan(int r) const;    // its NaN flag
   std::string comp(int r) const;   // its compensation (Acc::Chunked, Acc::Compensated)

@@ -23,7 +23,8 @@
 // the unsigned type; an integer mean divides the full int64 sum.
 //
 // Accurate float sums (f32, and f16/bf16 computed in f32; f64 likewise):
-//  * Acc::Cascade, a sum in the row layout's vector loop: the loop runs in
+//  * Acc::Cascade, a sum in the row layout's vector loop (unless the row is
+//    one chunk: then Plain, the same sum, see one_chunk_rows): the loop runs in
 //    chunks of kSumChunk elements, each summed into a fresh chunk accumulator
 //    (L lanes of chunk/L elements, then a tree over the lanes), and the
 //    chunk sums are added pairwise (a binary counter of partial sums, one
@@ -77,10 +78,20 @@ bool is_float_sum(const ascir::AscNode& n) {
 KernelEmitter::Acc KernelEmitter::acc_kind(const AscNode& reduce, int deepest) const {
   if (!is_float_sum(reduce)) return Acc::Plain;
   if (accumulate_level(reduce) == deepest) {
-    if (!column_) return Acc::Cascade;
+    if (!column_) return one_chunk_rows() ? Acc::Plain : Acc::Cascade;
     if (tile_vector_.at(static_cast<size_t>(reduce.id))) return Acc::Chunked;
   }
   return Acc::Compensated;
+}
+
+bool KernelEmitter::one_chunk_rows() const {
+  // One reduced axis of at most kSumChunk elements: the cascade would see
+  // one chunk, and its sum (0 + the chunk's sum) is the plain per-lane sum
+  // bit for bit, without the counter and collapse per row and Reduce
+  // (dlrm_concat: 26 sums of 16 elements per row).
+  if (kernel_.inner_axes.size() != 1) return false;
+  const sym::Expr& n = graph_.axes.at(static_cast<size_t>(kernel_.inner_axes[0])).size;
+  return n.is_const() && sym::proven_ge(sym::Expr(kSumChunk), n);
 }
 
 std::string KernelEmitter::acc(int r) const {
