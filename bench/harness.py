@@ -254,6 +254,7 @@ def bench_rows(args, env, threads, pattern, dtype, model_path):
             "autofuse_ms": b["fused_ms"], "unfused_ms": b["unfused_ms"], "reps": b["reps"],
             "gbps": b["gbps"], "pct_of_stream": b["pct_of_stream_mix"],
             "pct_of_triad": b["pct_of_stream"], "stream_mix_gbps": b["stream_mix_gbps"],
+            "bare_ms": b.get("bare_ms"), "overhead_us": b.get("overhead_us"),
         })
     b = doc["results"][0]
     stream = {"triad_gbps": b["stream_gbps"], "copy_gbps": b["stream_copy_gbps"],
@@ -361,7 +362,8 @@ def main(argv=None):
     if not args.no_compile_time:
         results["compile_time"] = compile_times(args, env, model_dir, max(args.threads))
     results["summary"] = report.summarize([r for r in results["rows"] if r.get("autofuse_ms")], args.peers)
-    results.update({k: results["summary"][k] for k in ("geomean_speedup", "large_pct_of_stream")})
+    results.update({k: results["summary"][k]
+                    for k in ("geomean_speedup", "large_pct_of_stream", "small_overhead_us")})
     results["seconds"] = time.time() - started
     results["machine"]["load_after"] = os.getloadavg()[0]
     with open(os.path.join(args.out, "results.json"), "w") as f:

@@ -17,6 +17,9 @@ PEER_LABELS = {
 # The issue's targets, as ratios from the same run.
 TARGETS = {"unfused": 3.0, "onnxruntime": 2.0, "inductor": 1.3, "xla": 1.5}
 LARGE_PCT_TARGET = 90.0
+# Small shapes: autofuse's time at most this much above the bare calls of
+# its kernels (runtime overhead per call, docs/benchmarks.md).
+SMALL_OVERHEAD_TARGET_US = 1.0
 COMPILE_RATIO_TARGET = 1 / 3
 
 
@@ -66,7 +69,30 @@ def summarize(rows, peers):
     summary["small_median_us"] = (
         sorted(r["autofuse_ms"] * 1e3 for r in small)[len(small) // 2] if small else None
     )
+    overheads = [r["overhead_us"] for r in small_overhead_rows(rows)]
+    summary["small_overhead_us"] = {
+        "max": max(overheads) if overheads else None,
+        "median": median(overheads),
+        "rows": len(overheads),
+        "target": SMALL_OVERHEAD_TARGET_US,
+        "met": all(o <= SMALL_OVERHEAD_TARGET_US for o in overheads) if overheads else None,
+    }
     return summary
+
+
+def median(values):
+    values = sorted(values)
+    n = len(values)
+    if not n:
+        return None
+    return values[n // 2] if n % 2 else 0.5 * (values[n // 2 - 1] + values[n // 2])
+
+
+def small_overhead_rows(rows):
+    """The small rows with a bare call time: autofuse's time less its
+    kernels' bare calls is the runtime overhead per call."""
+    return [r for r in rows if r["size"] == "small" and r.get("autofuse_ms")
+            and r.get("overhead_us") is not None and r.get("bare_ms") is not None]
 
 
 def fmt_num(v, spec=".2f", suffix=""):
@@ -144,6 +170,7 @@ def summary_lines(summary, peers):
         f"{fmt_num(summary.get('large_pct_of_stream_min'), '.0f', '%')}) of the best STREAM "
         f"figure for the same read/write mix (target >= {LARGE_PCT_TARGET:.0f}% each).",
     ]
+    lines += overhead_summary_line(summary)
     by = summary.get("geomean_speedup_by_size", {})
     if by:
         lines += ["", "| by size | " + " | ".join(PEER_LABELS[k] for k in ["unfused"] + list(peers)) + " |"]
@@ -152,6 +179,38 @@ def summary_lines(summary, peers):
             cells = [fmt_num(gs.get(k), ".2f", "x") for k in ["unfused"] + list(peers)]
             lines.append(f"| {size} | " + " | ".join(cells) + " |")
     return lines
+
+
+def overhead_lines(rows):
+    """The call overhead table of the small rows and its verdict line."""
+    small = small_overhead_rows(rows)
+    if not small:
+        return []
+    lines = [
+        "| pattern | dtype | threads | autofuse us | bare us | overhead us | "
+        f"<= {SMALL_OVERHEAD_TARGET_US:g} us |",
+        "| --- | --- | ---: | ---: | ---: | ---: | --- |",
+    ]
+    for r in small:
+        met = "yes" if r["overhead_us"] <= SMALL_OVERHEAD_TARGET_US else "no"
+        lines.append(
+            f"| {r['pattern']} | {r['dtype']} | {r['threads']} | {r['autofuse_ms'] * 1e3:.2f} | "
+            f"{r['bare_ms'] * 1e3:.2f} | {r['overhead_us']:.2f} | {met} |"
+        )
+    return lines
+
+
+def overhead_summary_line(summary):
+    o = summary.get("small_overhead_us") or {}
+    if not o.get("rows"):
+        return []
+    verdict = "met" if o["met"] else "not met"
+    return [
+        "",
+        f"Small shapes' runtime overhead (autofuse time - bare kernel calls): max "
+        f"{o['max']:.2f} us, median {o['median']:.2f} us over {o['rows']} rows "
+        f"(target <= {o['target']:g} us each: {verdict}).",
+    ]
 
 
 def compile_lines(compile_rows):
@@ -226,6 +285,13 @@ def markdown(results):
         out += main_table(rows, peers)
     out += ["", "## Times (ms, medians)", ""]
     out += peer_times_table(results["rows"], peers)
+    overhead = overhead_lines(results["rows"])
+    if overhead:
+        out += ["", "## Call overhead (small shapes, medians)", "",
+                "autofuse us = `Executable::run_into`; bare us = the same kernel functions called "
+                "directly, every block on one thread, everything prepared; overhead = the "
+                "difference (negative when the threads beat one thread).", ""]
+        out += overhead
     if results.get("compile_time"):
         out += ["", "## Compile time (fresh process each)", ""]
         out += compile_lines(results["compile_time"])

@@ -13,13 +13,17 @@ import report  # noqa: E402
 PEERS = ["onnxruntime", "eager", "inductor", "inductor_dynamic", "xla"]
 
 
-def row(pattern, size, threads, ours, unfused, peers, pct=None, dtype="f32"):
-    return {
+def row(pattern, size, threads, ours, unfused, peers, pct=None, dtype="f32", bare=None):
+    r = {
         "pattern": pattern, "dtype": dtype, "size": size, "shape": "N=1", "threads": threads,
         "bytes": 2**20, "autofuse_ms": ours, "unfused_ms": unfused, "gbps": 1.0,
         "pct_of_stream": pct,
         "peers": {p: ({"ms": v} if isinstance(v, float) else {"status": v}) for p, v in peers.items()},
     }
+    if bare is not None:  # as harness.py copies them from `autofuse bench`
+        r["bare_ms"] = bare
+        r["overhead_us"] = (ours - bare) * 1e3
+    return r
 
 
 class GeomeanTest(unittest.TestCase):
@@ -69,11 +73,50 @@ class SummaryTest(unittest.TestCase):
         self.assertAlmostEqual(self.s["large_pct_of_stream_by_threads"]["1"], 80.0)
 
 
+class OverheadTest(unittest.TestCase):
+    def rows(self):
+        return [
+            row("a", "small", 1, 0.0030, 0.005, {}, bare=0.0025),  # 0.5 us
+            row("b", "small", 1, 0.0040, 0.005, {}, bare=0.0020),  # 2 us
+            row("a", "small", 2, 0.0020, 0.005, {}, bare=0.0025),  # -0.5 us: 2 threads win
+            row("c", "small", 1, 0.0040, 0.005, {}),                # no bare time: left out
+            row("a", "large", 1, 9.0, 10.0, {}, bare=1.0),          # not small: left out
+        ]
+
+    def test_summary_max_median_and_verdict(self):
+        o = report.summarize(self.rows(), [])["small_overhead_us"]
+        self.assertEqual(o["rows"], 3)
+        self.assertAlmostEqual(o["max"], 2.0)
+        self.assertAlmostEqual(o["median"], 0.5)
+        self.assertFalse(o["met"])
+        self.assertEqual(o["target"], 1.0)
+        met = report.summarize([r for r in self.rows() if r["pattern"] != "b"], [])
+        self.assertTrue(met["small_overhead_us"]["met"])
+        self.assertAlmostEqual(met["small_overhead_us"]["median"], 0.0)  # mean of -0.5 and 0.5
+
+    def test_no_bare_times_no_verdict(self):
+        o = report.summarize([row("a", "small", 1, 1.0, 2.0, {})], [])["small_overhead_us"]
+        self.assertEqual(o["rows"], 0)
+        self.assertIsNone(o["max"])
+        self.assertIsNone(o["met"])
+        self.assertEqual(report.overhead_lines([row("a", "small", 1, 1.0, 2.0, {})]), [])
+
+    def test_table_and_summary_line(self):
+        lines = report.overhead_lines(self.rows())
+        self.assertEqual(len(lines), 2 + 3)
+        self.assertIn("| a | f32 | 1 | 3.00 | 2.50 | 0.50 | yes |", lines)
+        self.assertIn("| b | f32 | 1 | 4.00 | 2.00 | 2.00 | no |", lines)
+        self.assertIn("| a | f32 | 2 | 2.00 | 2.50 | -0.50 | yes |", lines)
+        text = "\n".join(report.summary_lines(report.summarize(self.rows(), []), []))
+        self.assertIn("max 2.00 us, median 0.50 us over 3 rows (target <= 1 us each: not met)", text)
+
+
 class MarkdownTest(unittest.TestCase):
     def test_tables(self):
         rows = [
             row("a", "small", 1, 1.0, 2.0, {"onnxruntime": 4.0, "eager": "n/a: none",
-                                            "inductor": "mismatch (error ratio 9 > 1)"}),
+                                            "inductor": "mismatch (error ratio 9 > 1)"},
+                bare=0.9995),
         ]
         results = {
             "date": "2026-01-01 00:00", "rows": rows,
@@ -95,6 +138,9 @@ class MarkdownTest(unittest.TestCase):
         self.assertIn("| a | 1.00 | n/a | 10.00 | n/a | 0.10 |", md)
         self.assertIn("target <= 0.33: met", md)
         self.assertIn("| unfused | 2.00x | 3.0x | no |", md)
+        self.assertIn("## Call overhead (small shapes, medians)", md)
+        self.assertIn("| a | f32 | 1 | 1000.00 | 999.50 | 0.50 | yes |", md)
+        self.assertIn("(target <= 1 us each: met)", md)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,8 @@
 // launch and checked after each: a bad index is a UserError naming the
 // gather (the run stops; the inputs are untouched and the next run starts
 // afresh). A run with a known shape allocates nothing but run()'s outputs.
+// bare_calls() records the steps of one run, with their pointers and tiling
+// data, into a BareCallList (bare_calls.h) instead of running them.
 #include <algorithm>
 #include <cstring>
 #include <mutex>
@@ -19,6 +21,7 @@
 #include "autofuse/error.h"
 #include "autofuse/ref/interpreter.h"
 #include "autofuse/ref/random.h"
+#include "runtime/bare_calls.h"
 #include "runtime/library.h"
 #include "runtime/machine.h"
 #include "runtime/memory_plan.h"
@@ -69,6 +72,8 @@ class ExecutableImpl final : public Executable {
 
   std::vector<HostTensor> run(std::span<const HostTensor> inputs) override;
   void run_into(std::span<const HostTensor> inputs, std::span<HostTensor> outputs) override;
+  std::unique_ptr<BareCalls> bare_calls(std::span<const HostTensor> inputs,
+                                        std::span<HostTensor> outputs) override;
   const fuse::FusedGraph& fused() const override { return program_.fused; }
   const CompileReport& report() const override { return program_.report; }
 
@@ -84,8 +89,9 @@ class ExecutableImpl final : public Executable {
   ShapeEntry make_entry(std::span<const HostTensor> inputs) const;
   bool matches(const ShapeEntry& e, std::span<const HostTensor> inputs) const;
   void check_outputs(const ShapeEntry& e, std::span<HostTensor> outputs) const;
+  /// Runs the steps; with `record`, adds them to it instead (its own arena).
   void execute(const ShapeEntry& e, std::span<const HostTensor> inputs,
-               std::span<HostTensor> outputs);
+               std::span<HostTensor> outputs, BareCallList* record = nullptr);
   TensorView view(const ShapeEntry& e, ValueId v) const;
   [[noreturn]] void throw_status(const LoadedKernel& kernel) const;
 
@@ -458,8 +464,9 @@ void ExecutableImpl::throw_status(const LoadedKernel& kernel) const {
 }
 
 void ExecutableImpl::execute(const ShapeEntry& e, std::span<const HostTensor> inputs,
-                             std::span<HostTensor> outputs) {
-  char* arena = static_cast<char*>(arena_.get(static_cast<size_t>(e.arena_bytes)));
+                             std::span<HostTensor> outputs, BareCallList* record) {
+  char* arena =
+      record ? record->arena() : static_cast<char*>(arena_.get(static_cast<size_t>(e.arena_bytes)));
   for (size_t gi = 0; gi < groups_.size(); ++gi) {
     const Group& grp = groups_[gi];
     const auto slot = static_cast<size_t>(grp.slot);
@@ -496,6 +503,10 @@ void ExecutableImpl::execute(const ShapeEntry& e, std::span<const HostTensor> in
       void* const* arg_ptr = args.data();
       const KernelFn fn = kernel.kernel;
       const int64_t blocks = e.block_dim[k];
+      if (record) {
+        record->add_kernel(fn, e.tiling[k], std::span(args).first(a + 1), e.phases[k] * blocks);
+        continue;
+      }
       // Launch p runs block indices [p * blocks, (p + 1) * blocks); the pool
       // returns once all are done, which orders the launches (and makes the
       // blocks' status reports visible here).
@@ -515,12 +526,19 @@ void ExecutableImpl::execute(const ShapeEntry& e, std::span<const HostTensor> in
       ins[i] = view(e, node.inputs[i]);
     for (size_t i = 0; i < node.outputs.size(); ++i)
       outs[i] = view(e, node.outputs[i]);
-    run_library_node(graph(), node, ins, outs, ctx);
+    if (record)
+      record->add_library(node, ins, outs);
+    else
+      run_library_node(graph(), node, ins, outs, ctx);
   }
   for (const auto& [gi, j] : output_copies_) {
+    void* out = outputs[static_cast<size_t>(j)].data();
     const auto bytes = outputs[static_cast<size_t>(j)].nbytes();
-    library_copy(outputs[static_cast<size_t>(j)].data(), group_ptr_[static_cast<size_t>(gi)], bytes,
-                 ctx);
+    const void* value = group_ptr_[static_cast<size_t>(gi)];
+    if (record)
+      record->add_copy(out, value, bytes);
+    else
+      library_copy(out, value, bytes, ctx);
   }
 }
 
@@ -540,6 +558,17 @@ void ExecutableImpl::run_into(std::span<const HostTensor> inputs, std::span<Host
   const ShapeEntry& e = entry_for(inputs);
   check_outputs(e, outputs);
   execute(e, inputs, outputs);
+}
+
+std::unique_ptr<BareCalls> ExecutableImpl::bare_calls(std::span<const HostTensor> inputs,
+                                                      std::span<HostTensor> outputs) {
+  run_into(inputs, outputs);  // checks inputs, outputs and gather indices
+  std::lock_guard<std::mutex> lock(mutex_);
+  const ShapeEntry& e = entry_for(inputs);  // cached by run_into
+  auto calls =
+      std::make_unique<BareCallList>(program_.fused.graph, e.arena_bytes, machine_.min_block_bytes);
+  execute(e, inputs, outputs, calls.get());
+  return calls;
 }
 
 }  // namespace

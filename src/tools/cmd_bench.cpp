@@ -11,6 +11,13 @@
 // each one right after the other executable had filled the caches with its
 // own (dirty) buffers, which measured the neighbour more than the kernel
 // (LayerNorm [16384, 1024]: 4.2 ms alternating vs 3.35 ms in a row).
+//
+// The fused program's bare calls (Executable::bare_calls: its kernel
+// functions called directly, every block on this thread, everything
+// prepared) join the rounds as a third runner: bare_ms, and overhead_us =
+// fused - bare (medians), the runtime's cost per call around the kernels.
+// On more than one thread the fused run can beat the bare single-thread
+// calls: the overhead is then negative, and reported as is.
 #include <algorithm>
 #include <chrono>
 #include <iostream>
@@ -56,10 +63,10 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-double time_once(runtime::Executable& exe, const std::vector<HostTensor>& inputs,
-                 std::vector<HostTensor>& outputs) {
+template <typename Call>
+double time_once(Call&& call) {
   auto start = std::chrono::steady_clock::now();
-  exe.run_into(inputs, outputs);
+  call();
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
@@ -81,6 +88,11 @@ int run(const BenchOptions& options) {
     std::vector<HostTensor> inputs = random_inputs(*graph, binding, /*seed=*/1);
     std::vector<HostTensor> out_fused = fused->run(inputs);  // also the warm-up
     std::vector<HostTensor> out_unfused = unfused->run(inputs);
+    std::vector<HostTensor> out_bare = fused->run(inputs);
+    std::unique_ptr<runtime::BareCalls> bare = fused->bare_calls(inputs, out_bare);
+    auto run_fused = [&] { fused->run_into(inputs, out_fused); };
+    auto run_unfused = [&] { unfused->run_into(inputs, out_unfused); };
+    auto run_bare = [&] { bare->call(); };
     double read = 0, written = 0;
     for (const HostTensor& t : inputs)
       read += static_cast<double>(t.nbytes());
@@ -88,26 +100,26 @@ int run(const BenchOptions& options) {
       written += static_cast<double>(t.nbytes());
     const double bytes = read + written;
     for (int i = 0; i < 3; ++i)
-      time_once(*fused, inputs, out_fused), time_once(*unfused, inputs, out_unfused);
+      time_once(run_fused), time_once(run_unfused), time_once(run_bare);
     // Adaptive: about min_time s in total, between 10 and 10000 timed runs each.
     int reps = options.reps;
     if (reps <= 0) {
-      double pair = time_once(*fused, inputs, out_fused) + time_once(*unfused, inputs, out_unfused);
-      reps = static_cast<int>(std::clamp(options.min_time / std::max(pair, 1e-9), 10.0, 10000.0));
+      double all = time_once(run_fused) + time_once(run_unfused) + time_once(run_bare);
+      reps = static_cast<int>(std::clamp(options.min_time / std::max(all, 1e-9), 10.0, 10000.0));
     }
     constexpr int kBlock = 5;
-    std::vector<double> t_fused, t_unfused;
-    auto round = [&](runtime::Executable& exe, std::vector<HostTensor>& out,
-                     std::vector<double>& times) {
-      time_once(exe, inputs, out);  // settles caches and threads after the other one
+    std::vector<double> t_fused, t_unfused, t_bare;
+    auto round = [&](auto& call, std::vector<double>& times) {
+      time_once(call);  // settles caches and threads after the other one
       for (int i = 0; i < kBlock && static_cast<int>(times.size()) < reps; ++i)
-        times.push_back(time_once(exe, inputs, out));
+        times.push_back(time_once(call));
     };
     while (static_cast<int>(t_fused.size()) < reps) {
-      round(*fused, out_fused, t_fused);
-      round(*unfused, out_unfused, t_unfused);
+      round(run_fused, t_fused);
+      round(run_unfused, t_unfused);
+      round(run_bare, t_bare);
     }
-    double fused_s = median(t_fused), unfused_s = median(t_unfused);
+    double fused_s = median(t_fused), unfused_s = median(t_unfused), bare_s = median(t_bare);
     double gbps = bytes / fused_s / 1e9;
     nlohmann::json r = {{"shape", binding},
                         {"reps", reps},
@@ -117,6 +129,8 @@ int run(const BenchOptions& options) {
                         {"fused_ms", fused_s * 1e3},
                         {"unfused_ms", unfused_s * 1e3},
                         {"speedup", unfused_s / fused_s},
+                        {"bare_ms", bare_s * 1e3},
+                        {"overhead_us", (fused_s - bare_s) * 1e6},
                         {"gbps", gbps},
                         {"stream_gbps", stream.triad_gbps},
                         {"stream_copy_gbps", stream.copy_gbps},
@@ -145,12 +159,13 @@ int run(const BenchOptions& options) {
     for (size_t i = 0; i < results.size(); ++i) {
       const auto& r = results[i];
       std::cout << fmt::format(
-          "[{}]: fused {:.4f} ms, unfused {:.4f} ms, speedup {:.2f}x; {:.1f} GB/s = {:.0f}% of "
-          "STREAM triad, {:.0f}% of the best STREAM for its read/write mix ({} reps)\n",
+          "[{}]: fused {:.4f} ms, unfused {:.4f} ms, speedup {:.2f}x; bare kernel calls {:.4f} "
+          "ms, runtime overhead {:.2f} us; {:.1f} GB/s = {:.0f}% of STREAM triad, {:.0f}% of the "
+          "best STREAM for its read/write mix ({} reps)\n",
           binding_to_string(bindings[i], graph->symbols()), r["fused_ms"].get<double>(),
-          r["unfused_ms"].get<double>(), r["speedup"].get<double>(), r["gbps"].get<double>(),
-          r["pct_of_stream"].get<double>(), r["pct_of_stream_mix"].get<double>(),
-          r["reps"].get<int>());
+          r["unfused_ms"].get<double>(), r["speedup"].get<double>(), r["bare_ms"].get<double>(),
+          r["overhead_us"].get<double>(), r["gbps"].get<double>(), r["pct_of_stream"].get<double>(),
+          r["pct_of_stream_mix"].get<double>(), r["reps"].get<int>());
     }
   }
   if (options.json) {

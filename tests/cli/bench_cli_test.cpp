@@ -1,7 +1,8 @@
 // `autofuse stream` and the STREAM figures and --threads of `autofuse bench`
 // (bench/run builds on both): every figure present and plausible, the
 // thread count honoured, the read/write-mix reference chosen as documented,
-// and bad arguments rejected with exit code 2.
+// the bare kernel call time and runtime overhead reported, and bad arguments
+// rejected with exit code 2.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -103,6 +104,37 @@ TEST(CliBench, ThreadsStreamFiguresAndReadWriteMix) {
   nlohmann::json res = nlohmann::json::parse(r.out)["results"][0];
   EXPECT_DOUBLE_EQ(res["read_bytes"].get<double>(), 4.0 * (37 * 256 + 2 * 256));
   EXPECT_DOUBLE_EQ(res["written_bytes"].get<double>(), 4.0 * 37 * 256);
+}
+
+TEST(CliBench, BareCallTimeAndRuntimeOverhead) {
+  // Per shape: bare_ms (the fused kernels called directly, timed like the
+  // others) and overhead_us = fused - bare, in JSON and in the text line.
+  // Timings are not compared with each other (noise); the arithmetic is.
+  const std::string dir = make_temp_dir();
+  for (const char* threads : {"1", "2"}) {
+    SCOPED_TRACE(threads);
+    CliResult r = run_cli({"bench", example_path("layernorm.af"), "--shape", "N=37,D=256",
+                           "--shape", "N=4,D=8", "--threads", threads, "--reps", "3", "--json"},
+                          {"AUTOFUSE_CACHE_DIR=" + dir});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    nlohmann::json doc = nlohmann::json::parse(r.out);
+    ASSERT_EQ(doc["results"].size(), 2u);
+    for (const nlohmann::json& res : doc["results"]) {
+      ASSERT_TRUE(res.contains("bare_ms") && res.contains("overhead_us")) << res.dump();
+      const double bare = res["bare_ms"].get<double>(), fused = res["fused_ms"].get<double>();
+      const double overhead = res["overhead_us"].get<double>();
+      EXPECT_TRUE(std::isfinite(bare) && std::isfinite(overhead));
+      EXPECT_GT(bare, 0.0);
+      EXPECT_LT(bare, 1000.0);  // a few hundred floats: nowhere near a second
+      EXPECT_NEAR(overhead, (fused - bare) * 1e3, 1e-9 * std::max(1.0, std::abs(overhead)));
+    }
+  }
+  CliResult text = run_cli({"bench", example_path("layernorm.af"), "--shape", "N=4,D=8",
+                            "--threads", "1", "--reps", "3"},
+                           {"AUTOFUSE_CACHE_DIR=" + dir});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("bare kernel calls"));
+  EXPECT_THAT(text.out, HasSubstr("runtime overhead"));
 }
 
 TEST(CliBench, RejectsBadThreadsAndMinTime) {

@@ -3,7 +3,8 @@
 // the memory plan (once per distinct shape; buffers reused across runs),
 // calls each kernel's tiling function (cached per shape) and launches its
 // blocks on the thread pool; library regions (matmul, data movement) run
-// their implementations; views alias.
+// their implementations; views alias. bare_calls() gives the kernels of a
+// run without any of that around them, to measure what it costs.
 #pragma once
 
 #include <memory>
@@ -32,6 +33,16 @@ struct CompileReport {
   std::vector<std::pair<std::string, double>> pass_seconds;  ///< in pipeline order
 };
 
+/// The calls of one run's kernels and library ops, prepared for one shape
+/// (Executable::bare_calls).
+class BareCalls {
+ public:
+  virtual ~BareCalls() = default;
+  /// Calls every block of every kernel launch, and every library op, of one
+  /// run, in program order, all on the calling thread; checks nothing.
+  virtual void call() = 0;
+};
+
 class Executable {
  public:
   /// Runs the whole compile pipeline (see src/runtime/pipeline.cpp).
@@ -45,6 +56,16 @@ class Executable {
   /// Runs into caller-owned outputs of the right types and shapes (no
   /// allocation once this shape has run before): the benchmark path.
   virtual void run_into(std::span<const HostTensor> inputs, std::span<HostTensor> outputs) = 0;
+
+  /// The bare calls of run_into(inputs, outputs) (docs/benchmarks.md, "bare
+  /// call cost"): runs run_into once (so it checks the inputs and throws as
+  /// it does), then prepares the kernel functions' calls for this shape: the
+  /// tiling data computed, intermediates and workspaces allocated (their own,
+  /// not the run's), every pointer set. They read `inputs` and write
+  /// `outputs`, which must outlive them, as must this Executable. The first
+  /// call also creates oneDNN matmul primitives: time the ones after it.
+  virtual std::unique_ptr<BareCalls> bare_calls(std::span<const HostTensor> inputs,
+                                                std::span<HostTensor> outputs) = 0;
 
   virtual const fuse::FusedGraph& fused() const = 0;
   virtual const CompileReport& report() const = 0;
