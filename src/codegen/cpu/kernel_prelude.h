@@ -306,11 +306,14 @@ AF_INLINE float af_bf16_to_f32(uint16_t h) {
   return af_u2f((uint32_t)h << 16);
 }
 
+// (A plain ternary: its arms are integers, so g++ if-converts it into one
+// masked blend; af_sel32's and/andnot/or of a materialized mask cost
+// rmsnorm bf16 [512, 1024] 0.082 vs 0.073 ms, skip_layernorm 0.152 vs 0.139.)
 AF_INLINE uint16_t af_f32_to_bf16(float f) {
   const uint32_t u = af_f2u(f);
   const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
   const uint32_t nan = (u >> 16) | 0x40u;
-  return (uint16_t)af_sel32((u & 0x7fffffffu) > 0x7f800000u, nan, rounded);
+  return (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
 }
 
 /// A float rounded to the nearest f16 / bf16 value (a cast inside a kernel).
