@@ -69,6 +69,9 @@ def summarize(rows, peers):
     summary["small_median_us"] = (
         sorted(r["autofuse_ms"] * 1e3 for r in small)[len(small) // 2] if small else None
     )
+    ceilings = in_cache_ceilings(rows)
+    summary["large_compute_bound"] = sorted(
+        {f"{c['pattern']} {c['dtype']}" for c in ceilings if c["compute_bound"]})
     overheads = [r["overhead_us"] for r in small_overhead_rows(rows)]
     summary["small_overhead_us"] = {
         "max": max(overheads) if overheads else None,
@@ -93,6 +96,46 @@ def small_overhead_rows(rows):
     kernels' bare calls is the runtime overhead per call."""
     return [r for r in rows if r["size"] == "small" and r.get("autofuse_ms")
             and r.get("overhead_us") is not None and r.get("bare_ms") is not None]
+
+
+def in_cache_ceilings(rows):
+    """Per pattern, dtype and thread count with a large and a medium row: the
+    large row's % of STREAM, and the medium row's rate (its data fits the
+    L2/L3, so memory is not what limits it) as % of the large row's STREAM
+    figure. A pattern whose in-cache rate is itself below the target cannot
+    reach it on large shapes however the memory traffic is scheduled: it is
+    compute-bound on this machine (docs/benchmarks.md)."""
+    by_key = {}
+    for r in rows:
+        if r.get("autofuse_ms") and r.get("gbps") and r["size"] in ("medium", "large"):
+            by_key.setdefault((r["pattern"], r["dtype"], r["threads"]), {})[r["size"]] = r
+    out = []
+    for (pattern, dtype, threads), sizes in by_key.items():
+        large, medium = sizes.get("large"), sizes.get("medium")
+        if not large or not medium or not large.get("stream_mix_gbps"):
+            continue
+        ceiling = 100.0 * medium["gbps"] / large["stream_mix_gbps"]
+        out.append({"pattern": pattern, "dtype": dtype, "threads": threads,
+                    "large_pct": large.get("pct_of_stream"), "in_cache_pct": ceiling,
+                    "compute_bound": ceiling < LARGE_PCT_TARGET})
+    return out
+
+
+def ceiling_lines(rows):
+    ceilings = in_cache_ceilings(rows)
+    if not ceilings:
+        return []
+    lines = [
+        "| pattern | dtype | threads | large % STREAM | in-cache rate % | limited by |",
+        "| --- | --- | ---: | ---: | ---: | --- |",
+    ]
+    for c in ceilings:
+        what = "compute (in-cache rate below target)" if c["compute_bound"] else "memory schedule"
+        lines.append(
+            f"| {c['pattern']} | {c['dtype']} | {c['threads']} | "
+            f"{fmt_num(c['large_pct'], '.0f', '%')} | {c['in_cache_pct']:.0f}% | {what} |"
+        )
+    return lines
 
 
 def fmt_num(v, spec=".2f", suffix=""):
@@ -285,6 +328,14 @@ def markdown(results):
         out += main_table(rows, peers)
     out += ["", "## Times (ms, medians)", ""]
     out += peer_times_table(results["rows"], peers)
+    ceilings = ceiling_lines(results["rows"])
+    if ceilings:
+        out += ["", "## Large shapes against the in-cache rate", "",
+                "in-cache rate % = the medium shape's GB/s (its data fits the L2/L3) as % of the "
+                "large shape's STREAM figure: a pattern below the target there is compute-bound "
+                "on this machine, and its large shape cannot reach the target by moving memory "
+                "better.", ""]
+        out += ceilings
     overhead = overhead_lines(results["rows"])
     if overhead:
         out += ["", "## Call overhead (small shapes, medians)", "",

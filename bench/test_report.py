@@ -111,6 +111,32 @@ class OverheadTest(unittest.TestCase):
         self.assertIn("max 2.00 us, median 0.50 us over 3 rows (target <= 1 us each: not met)", text)
 
 
+class InCacheCeilingTest(unittest.TestCase):
+    def test_medium_rate_against_the_large_rows_stream_figure(self):
+        def sized(pattern, size, gbps, pct=None, mix=None):
+            r = row(pattern, size, 1, 1.0, 2.0, {}, pct=pct)
+            r["gbps"] = gbps
+            if mix is not None:
+                r["stream_mix_gbps"] = mix
+            return r
+
+        rows = [
+            sized("exp", "medium", 20.0), sized("exp", "large", 18.0, pct=36.0, mix=50.0),
+            sized("add", "medium", 80.0), sized("add", "large", 30.0, pct=60.0, mix=50.0),
+            sized("lonely", "large", 30.0, pct=60.0, mix=50.0),  # no medium row: not listed
+        ]
+        got = {c["pattern"]: c for c in report.in_cache_ceilings(rows)}
+        self.assertEqual(sorted(got), ["add", "exp"])
+        self.assertAlmostEqual(got["exp"]["in_cache_pct"], 40.0)
+        self.assertTrue(got["exp"]["compute_bound"])
+        self.assertAlmostEqual(got["add"]["in_cache_pct"], 160.0)
+        self.assertFalse(got["add"]["compute_bound"])
+        self.assertEqual(report.summarize(rows, PEERS)["large_compute_bound"], ["exp f32"])
+        lines = report.ceiling_lines(rows)
+        self.assertIn("| exp | f32 | 1 | 36% | 40% | compute (in-cache rate below target) |", lines)
+        self.assertIn("| add | f32 | 1 | 60% | 160% | memory schedule |", lines)
+
+
 class MarkdownTest(unittest.TestCase):
     def test_tables(self):
         rows = [

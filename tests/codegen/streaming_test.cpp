@@ -73,6 +73,19 @@ Graph outer_and_inner() {  // two reduced axes: the store streams in the inner o
   return std::move(b).build({b.mul(x, y), y});
 }
 
+Graph following_rows() {  // the same rows read in place: one stream
+  GraphBuilder b("following_rows");
+  Tensor x = b.input("x", DType::f32, {S("A"), S("B"), sym::Expr(64)});
+  Tensor w = b.input("w", DType::f32, {S("B"), sym::Expr(1)});  // keeps the axes apart
+  return std::move(b).build({b.mul(x, w)});
+}
+
+Graph strided_rows() {  // [A, B, 64] read as [B, A, 64]: rows 64 * B elements apart
+  GraphBuilder b("strided_rows");
+  Tensor x = b.input("x", DType::f32, {S("A"), S("B"), sym::Expr(64)});
+  return std::move(b).build({b.mul(b.transpose(x, {1, 0, 2}), b.scalar(0.125))});
+}
+
 struct Case {
   std::string label;
   Graph graph;
@@ -97,6 +110,10 @@ std::vector<Case> cases() {
   out.push_back({"layernorm_f16", example("layernorm_f16"), rows, 4e-3});
   out.push_back({"layernorm_bf16", example("layernorm_bf16"), rows, 3e-2});
   out.push_back({"softmax", example("softmax"), rows, 1e-5});
+  out.push_back({"strided_rows",  // prefetched 32 rows on: A > 32 to reach them
+                 strided_rows(),
+                 {{{"A", 3}, {"B", 2}}, {{"A", 70}, {"B", 3}}},
+                 1e-6});
   out.push_back({"bert_embeddings",  // gathered rows, prefetched two rows on
                  example("patterns/bert_embeddings"),
                  {{{"B", 2}, {"S", 3}, {"V", 5}}, {{"B", 3}, {"S", 7}, {"V", 40}}},
@@ -297,16 +314,20 @@ TEST(Streaming, LastPassPrefetchesTheNextRow) {
   // of the chunk (row_prefetch.cpp); one-pass kernels and row-invariant
   // operands (gamma) do not.
   std::vector<schedule::ScheduledKernel> kernels = {
-      schedule_graph(example("layernorm")), schedule_graph(example("layernorm_f16")),
-      schedule_graph(scale_shift()), schedule_graph(outer_and_inner()),
-      schedule_graph(example("patterns/bert_embeddings"))};
+      schedule_graph(example("layernorm")),
+      schedule_graph(example("layernorm_f16")),
+      schedule_graph(scale_shift()),
+      schedule_graph(outer_and_inner()),
+      schedule_graph(example("patterns/bert_embeddings")),
+      schedule_graph(strided_rows()),
+      schedule_graph(following_rows())};
   GraphBuilder r("row_sum");
   Tensor x = r.input("x", DType::f32, {S("N"), S("D")});
   kernels.push_back(schedule_graph(std::move(r).build({r.reduce_sum(x, {1}, true)})));
   const codegen::ModuleSource m = codegen::generate_cpu_module(kernels);
   const std::string ln = kernel_text(m.code, "layernorm");
-  EXPECT_EQ(count(ln, "__builtin_prefetch(&p0["), 4u) << ln;  // 64 f32 = 4 lines
-  EXPECT_EQ(count(ln, "__builtin_prefetch("), 4u) << ln;       // not gamma, beta
+  EXPECT_EQ(count(ln, "__builtin_prefetch(&p0["), 4u) << ln;     // 64 f32 = 4 lines
+  EXPECT_EQ(count(ln, "__builtin_prefetch("), 4u) << ln;         // not gamma, beta
   EXPECT_THAT(ln, HasSubstr("const bool pf_more = i0 + 2 < "));  // two rows on
   EXPECT_THAT(ln, HasSubstr("__builtin_prefetch(&p0[b1 + (nt_k + 48) + pf1]);"));
   // Inside the chunk loop, before its vector loop.
@@ -318,6 +339,16 @@ TEST(Streaming, LastPassPrefetchesTheNextRow) {
   // Two reduced axes (A and C): the row is B; the chunk loop runs in the
   // inner one and prefetches there.
   EXPECT_THAT(kernel_text(m.code, "outer_and_inner"), HasSubstr("__builtin_prefetch(&p0["));
+  // Elementwise: short rows that are apart in memory (a transposed read)
+  // are prefetched 8 KiB ahead (32 rows of 64 f32) under the streaming key;
+  // rows that follow each other are not.
+  const std::string sr = kernel_text(m.code, "strided_rows");
+  EXPECT_EQ(count(sr, "__builtin_prefetch("), 4u) << sr;
+  EXPECT_THAT(sr, HasSubstr("if (td->header.tiling_key == 1 && i1 + 32 < n1) {"));  // i1: A
+  EXPECT_THAT(sr, HasSubstr("__builtin_prefetch(&p0[b2 + 32 * (INT64_C(64)*s_B) + 48]);"));
+  const std::string fr = kernel_text(m.code, "following_rows");
+  EXPECT_THAT(fr, HasSubstr("af_nt_store("));  // it streams, but reads one stream
+  EXPECT_THAT(fr, Not(HasSubstr("prefetch"))) << fr;
   // Embedding rows: the index two rows on is loaded, wrapped and clamped
   // to the table, and its row prefetched (word, pos, token_type tables).
   const std::string be = kernel_text(m.code, "bert_embeddings");

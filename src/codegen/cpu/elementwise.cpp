@@ -53,6 +53,7 @@ std::string KernelEmitter::emit_elementwise() {
       emit_node(n, "    ", out);
     }
   }
+  out += strided_row_prefetches("    ");
   std::vector<int> body;
   for (const AscNode& n : graph_.nodes)
     if (live_[static_cast<size_t>(n.id)] && level_[static_cast<size_t>(n.id)] == 1)

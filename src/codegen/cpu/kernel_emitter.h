@@ -174,6 +174,9 @@ class KernelEmitter {
   /// While the last pass is emitted (prefetching_): the prefetches of the later
   /// row's elements [at, at + AF_NT_CHUNK) along `axis`, else empty.
   std::string row_prefetches(int axis, const std::string& at, const std::string& indent) const;
+  /// Elementwise: at a row's start, the prefetches of a later row of each
+  /// short Load whose rows are apart in memory (row_prefetch.cpp).
+  std::string strided_row_prefetches(const std::string& indent) const;
   /// Whether node `id` is read from its row buffer in pass `pass` (buffered variant).
   bool reads_row_buffer(int id, int pass) const;
   /// The node's statements in a vector loop: emit_node, or under a buffered
