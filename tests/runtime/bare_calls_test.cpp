@@ -18,22 +18,11 @@
 #include "autofuse/runtime/executable.h"
 #include "runtime/alloc_counter.h"
 #include "runtime/expect_outputs.h"
+#include "runtime/group_graphs.h"
 #include "runtime/temp_dir.h"
 
 namespace autofuse::runtime {
 namespace {
-
-// Three reductions: one group of three members by default, three kernels
-// with --disable=group; column reductions of many rows split into launches
-// with a workspace.
-const char* kReductions = R"(graph dep(x: f32[N, D], z: f32[N, D]) {
-  cm = reduce_mean(x, axes=[0], keepdims=true)
-  xc = sub(x, cm)
-  rs = reduce_sum(xc, axes=[1], keepdims=true)
-  y = mul(xc, rs)
-  zm = reduce_max(z, axes=[0])
-  return y, zm
-})";
 
 // A matmul (library) between two kernels, a transpose after them.
 const char* kLibraryBetween = R"(graph lib(x: f32[N, K], w: f32[K, D]) {
@@ -105,7 +94,7 @@ int count_regions(const Executable& exe, fuse::RegionKind kind) {
 TEST_F(BareCallsTest, SeveralKernelsAndKernelGroupMatchRun) {
   for (int threads : {1, 2}) {
     for (const char* flags : {"", "--disable=group"}) {
-      auto exe = build(kReductions, flags, threads);
+      auto exe = build(kColumnThenRowReductions, flags, threads);
       EXPECT_EQ(exe->report().kernels, 3);
       EXPECT_EQ(exe->report().launches, *flags ? 3 : 1);
       // Small (one block), many rows (split column reductions), wide rows.
@@ -147,7 +136,7 @@ TEST_F(BareCallsTest, CallsAllocateNothingOfTheirOwn) {
   if (!testing::can_count_allocations()) GTEST_SKIP() << "no allocation counting under ASan";
   // Kernels only: nothing. With a matmul and a transpose: what those
   // library ops allocate inside themselves, as in run_into.
-  for (const char* text : {kReductions, kLibraryBetween}) {
+  for (const char* text : {kColumnThenRowReductions, kLibraryBetween}) {
     auto exe = build(text, "", 2);
     const sym::Binding binding = {{"N", 1000}, {"D", 64}, {"K", 16}};
     std::vector<HostTensor> inputs = random_inputs(*graph_, binding, 1);
@@ -162,7 +151,7 @@ TEST_F(BareCallsTest, CallsAllocateNothingOfTheirOwn) {
     exe->run_into(inputs, outputs);
     exe->run_into(inputs, outputs);
     const int64_t run_allocations = testing::stop_counting_allocations();
-    if (text == kReductions)
+    if (text == kColumnThenRowReductions)
       EXPECT_EQ(bare_allocations, 0);
     else
       EXPECT_EQ(bare_allocations, run_allocations);
@@ -170,7 +159,7 @@ TEST_F(BareCallsTest, CallsAllocateNothingOfTheirOwn) {
 }
 
 TEST_F(BareCallsTest, BadInputsOrOutputsThrowLikeRun) {
-  auto exe = build(kReductions, "", 1);
+  auto exe = build(kColumnThenRowReductions, "", 1);
   std::vector<HostTensor> inputs = random_inputs(*graph_, {{"N", 4}, {"D", 8}}, 1);
   std::vector<HostTensor> outputs = exe->run(inputs);
   // z of another shape than x.

@@ -18,22 +18,11 @@
 #include "autofuse/ref/random.h"
 #include "autofuse/runtime/executable.h"
 #include "runtime/expect_outputs.h"
+#include "runtime/group_graphs.h"
 #include "runtime/temp_dir.h"
 
 namespace autofuse::runtime {
 namespace {
-
-// A column mean, then a row sum of the centred values (it reads the first
-// kernel's output: a later launch phase), and a column max of another input
-// (beside the first).
-const char* kDependent = R"(graph dep(x: f32[N, D], z: f32[N, D]) {
-  cm = reduce_mean(x, axes=[0], keepdims=true)
-  xc = sub(x, cm)
-  rs = reduce_sum(xc, axes=[1], keepdims=true)
-  y = mul(xc, rs)
-  zm = reduce_max(z, axes=[0])
-  return y, zm
-})";
 
 // Two kernels with a gather each (the column sum of one lookup, the row
 // sums of another), and a reshape view between a member's output and the
@@ -69,12 +58,12 @@ void expect_near(const std::vector<HostTensor>& got, const std::vector<HostTenso
 }
 
 TEST_F(KernelGroup, DependentAndIndependentMembersMatchTheReference) {
-  const Graph graph = parse_graph(kDependent);
+  const Graph graph = parse_graph(kColumnThenRowReductions);
   for (int threads : {1, 2, 3}) {
-    auto grouped = build(kDependent, "", threads);
+    auto grouped = build(kColumnThenRowReductions, "", threads);
     EXPECT_EQ(grouped->report().kernels, 3);
     EXPECT_EQ(grouped->report().launches, 1);
-    auto single = build(kDependent, "--disable=group", threads);
+    auto single = build(kColumnThenRowReductions, "--disable=group", threads);
     EXPECT_EQ(single->report().launches, 3);
     for (auto [n, d] : std::vector<std::pair<int64_t, int64_t>>{
              {1, 1}, {7, 13}, {3, 100003}, {100003, 3}, {1000, 257}, {4096, 1024}}) {
