@@ -36,8 +36,9 @@
 // short stream every row, which the hardware prefetcher does not follow:
 // such rows (up to kMaxStridedRowBytes) are prefetched about
 // kStridedBytesAhead ahead, a few lines per row at the row's start
-// (strided_row_prefetches), when the outputs stream (larger than the cache). attention_transpose
-// B=16,S=1024, 1 thread: 3.6-4.0 -> 1.9-2.2 ms (16 rows ahead 2.2, 32 rows 1.9, 64 rows 2.3).
+// (strided_row_prefetches), when the outputs stream (larger than the
+// cache). attention_transpose B=16,S=1024, 1 thread: 3.6-4.0 -> 1.9-2.2 ms
+// (16 rows ahead 2.2, 32 rows 1.9, 64 rows 2.3).
 #include <algorithm>
 #include <optional>
 
