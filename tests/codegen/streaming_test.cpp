@@ -308,7 +308,7 @@ TEST(Streaming, SourceStructure) {
   EXPECT_THAT(m.code, Not(HasSubstr("#include <immintrin.h>")));
 }
 
-TEST(Streaming, LastPassPrefetchesTheNextRow) {
+TEST(Streaming, PrefetchesOfLaterRows) {
   // Multi-pass rows: the streaming chunk loop of the last pass prefetches
   // the next row of every input pass 0 reads, one prefetch per cache line
   // of the chunk (row_prefetch.cpp); one-pass kernels and row-invariant

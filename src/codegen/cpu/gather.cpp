@@ -86,6 +86,12 @@ void KernelEmitter::plan_gather_hoists() {
   }
 }
 
+std::string KernelEmitter::wrapped_index(DType index_dtype, const std::string& raw,
+                                         const std::string& bound) {
+  if (is_unsigned_integer(index_dtype)) return raw;
+  return fmt::format("{0} < 0 ? {0} + {1} : {0}", raw, bound);
+}
+
 bool KernelEmitter::checked_in_loop(const AscNode& n, size_t j) const {
   return hoist_src_.at(static_cast<size_t>(n.id)).at(j) < 0;
 }
@@ -100,13 +106,12 @@ std::string KernelEmitter::gather_check(const AscNode& n, size_t j, const std::s
   std::string out;
   out += fmt::format("{}const int64_t gr{} = (int64_t){};  // {}: index {}\n", indent, g, index,
                      n.gather[j].name, index_node.name);
-  if (is_unsigned_integer(index_node.dtype)) {
-    out += fmt::format("{0}const int64_t gw{1} = gr{1};\n", indent, g);
+  out += fmt::format("{}const int64_t gw{} = {};\n", indent, g,
+                     wrapped_index(index_node.dtype, "gr" + g, bound));
+  if (is_unsigned_integer(index_node.dtype)) {  // (an index above INT64_MAX is out of range)
     out +=
         fmt::format("{}const bool gb{} = (uint64_t){} >= (uint64_t){};\n", indent, g, index, bound);
   } else {
-    out += fmt::format("{0}const int64_t gw{1} = gr{1} < 0 ? gr{1} + {2} : gr{1};\n", indent, g,
-                       bound);
     out +=
         fmt::format("{0}const bool gb{1} = (uint64_t)gw{1} >= (uint64_t){2};\n", indent, g, bound);
   }

@@ -113,6 +113,10 @@ class KernelEmitter {
   /// bad index, outside vector loops.
   std::string gather_check(const AscNode& n, size_t j, const std::string& index,
                            const std::string& indent, const std::string& guard) const;
+  /// A gather index `raw` (an int64 variable) wrapped as ONNX Gather wraps
+  /// it: negative signed indices count from the end `bound`.
+  static std::string wrapped_index(DType index_dtype, const std::string& raw,
+                                   const std::string& bound);
   /// Whether gathered dim `j` of `n` is checked where the Gather is read (not hoisted).
   bool checked_in_loop(const AscNode& n, size_t j) const;
   /// Appends the index checks of Gather `n` at `indent` and returns the

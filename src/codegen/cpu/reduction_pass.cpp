@@ -46,6 +46,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -90,8 +91,9 @@ bool KernelEmitter::one_chunk_rows() const {
   // bit for bit, without the counter and collapse per row and Reduce
   // (dlrm_concat: 26 sums of 16 elements per row).
   if (kernel_.inner_axes.size() != 1) return false;
-  const sym::Expr& n = graph_.axes.at(static_cast<size_t>(kernel_.inner_axes[0])).size;
-  return n.is_const() && sym::proven_ge(sym::Expr(kSumChunk), n);
+  const std::optional<int64_t> n =
+      graph_.axes.at(static_cast<size_t>(kernel_.inner_axes[0])).size.as_const();
+  return n && *n <= kSumChunk;
 }
 
 std::string KernelEmitter::acc(int r) const {

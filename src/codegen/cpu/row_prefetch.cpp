@@ -117,9 +117,9 @@ std::string KernelEmitter::row_prefetch_offsets(const std::string& indent) const
     out += fmt::format("{}int64_t pf{} = 0;  // {}: the table row {} rows on\n", indent, id, n.name,
                        kRowsAhead);
     out += fmt::format(
-        "{0}if (pf_more) {{ const int64_t r_ = (int64_t){1}; const int64_t w_ = r_ < 0 ? r_ + {2} "
-        ": r_; pf{3} = ((uint64_t)w_ < (uint64_t){2} ? w_ : 0) * ({4}); }}\n",
-        indent, next, bound, id, expr(n.gather[0].stride));
+        "{0}if (pf_more) {{ const int64_t r_ = (int64_t){1}; const int64_t w_ = {2}; "
+        "pf{3} = ((uint64_t)w_ < (uint64_t){4} ? w_ : 0) * ({5}); }}\n",
+        indent, next, wrapped_index(index.dtype, "r_", bound), id, bound, expr(n.gather[0].stride));
   }
   return out;
 }
