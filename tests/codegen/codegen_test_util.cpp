@@ -123,6 +123,8 @@ KernelRun run_kernel(const jit::Module& module, const codegen::KernelSource& k,
         ok = std::isnan(w) && std::isnan(g);
       else if (std::isinf(w) || std::isinf(g))
         ok = g == w;
+      else if (w == 0 && rtol == 0 && atol == 0)
+        ok = g == 0 && std::signbit(g) == std::signbit(w);  // exact: -0 is not +0
       else
         ok = std::fabs(g - w) <= atol + rtol * std::fabs(w);
     }
