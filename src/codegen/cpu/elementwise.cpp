@@ -7,12 +7,20 @@
 // stores under tiling_key 1: inner_loop.cpp).
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "autofuse/error.h"
 #include "codegen/cpu/kernel_emitter.h"
 
 namespace autofuse::codegen::cpu {
 
 using ascir::AscKind;
+
+namespace {
+/// Rows up to this many elements get the constant-trip-count copy of the
+/// row loop (longer ones amortize the per-row checks).
+constexpr int64_t kShortStaticRow = 256;
+}  // namespace
 
 std::string KernelEmitter::emit_elementwise() {
   if (tiles_.axis >= 0) return emit_elementwise_tiled();
@@ -58,6 +66,19 @@ std::string KernelEmitter::emit_elementwise() {
   for (const AscNode& n : graph_.nodes)
     if (live_[static_cast<size_t>(n.id)] && level_[static_cast<size_t>(n.id)] == 1)
       body.push_back(n.id);
+  // A short row of static length: whole rows (all but a block's partial
+  // first and last) run a loop of constant trip count, which g++ unrolls
+  // with no epilogue; the per-row checks otherwise cost as much as the row
+  // (attention_transpose bf16, rows of 64: [4, 12, 128, 64] 0.044 -> 0.038 ms).
+  const std::optional<int64_t> row = graph_.axes.at(static_cast<size_t>(inner)).size.as_const();
+  if (row && *row <= kShortStaticRow) {
+    out += "    if (c == 0 && end - f >= ninner) {  // a whole row\n";
+    emit_inner_loop(inner, "0", size(inner), body, "#pragma omp simd", nullptr, "      ", out);
+    out += "      f += ninner;\n";
+    out += advance_row("      ");
+    out += "      continue;\n";
+    out += "    }\n";
+  }
   emit_inner_loop(inner, "c", "c_end", body, "#pragma omp simd", nullptr, "    ", out);
   out += "    f += c_end - c;\n";
   out += "    c = 0;\n";
