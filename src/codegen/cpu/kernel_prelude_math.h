@@ -165,8 +165,9 @@ AF_INLINE float af_exp(float x) {
   const int32_t ni = (int32_t)n;
   const int32_t n1 = ni >> 1;
   const int32_t n2 = ni - n1;
-  const float res = y * af_u2f((uint32_t)(n1 + 127) << 23) * af_u2f((uint32_t)(n2 + 127) << 23);
-  return af_self(x != x, x, res);
+  // A NaN x passes the clamps and makes y NaN, so the result is NaN without
+  // a select (which cost softmax_mask [2, 12, 128, 128] 0.166 vs 0.157 ms).
+  return y * af_u2f((uint32_t)(n1 + 127) << 23) * af_u2f((uint32_t)(n2 + 127) << 23);
 }
 
 // log: x = 2^e * m with m in [sqrt(1/2), sqrt(2)), Cephes' polynomial for
