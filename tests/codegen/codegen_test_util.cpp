@@ -105,6 +105,18 @@ KernelRun run_kernel(const jit::Module& module, const codegen::KernelSource& k,
   return run;
 }
 
+std::string softmax_text(const std::string& dtype, const std::string& d) {
+  return fmt::format(R"(graph softmax(x: {0}[N, {1}]) {{
+  m = reduce_max(x, axes=[1], keepdims=true)
+  shifted = sub(x, m)
+  e = exp(shifted)
+  s = reduce_sum(e, axes=[1], keepdims=true)
+  y = div(e, s)
+  return y
+}})",
+                     dtype, d);
+}
+
 ::testing::AssertionResult tensors_close(const HostTensor& got, const HostTensor& want, double rtol,
                                          double atol) {
   if (got.dtype() != want.dtype() || got.shape() != want.shape())

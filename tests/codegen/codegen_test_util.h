@@ -74,6 +74,9 @@ struct GraphCase {
   std::vector<HostTensor> (*make_inputs)(const Graph&, const sym::Binding&) = nullptr;
 };
 
+/// Softmax over the last axis of x: dtype[N, d] (`d` a size or a symbol).
+std::string softmax_text(const std::string& dtype, const std::string& d = "D");
+
 /// Schedules, generates one module for all cases, compiles it, runs every
 /// case for every binding with one_core() and two split machines, and
 /// checks the outputs against run_reference. Returns the module source.

@@ -26,18 +26,6 @@ std::vector<sym::Binding> nd_shapes() {
           {{"N", 4}, {"D", 3001}}, {{"N", 2}, {"D", 40009}}, {{"N", 1}, {"D", 32768}}};
 }
 
-std::string softmax_text(const char* dtype) {
-  return fmt::format(R"(graph softmax(x: {0}[N, D]) {{
-  m = reduce_max(x, axes=[1], keepdims=true)
-  shifted = sub(x, m)
-  e = exp(shifted)
-  s = reduce_sum(e, axes=[1], keepdims=true)
-  y = div(e, s)
-  return y
-}})",
-                     dtype);
-}
-
 TEST(RowBuffer, SoftmaxEveryFloatDtype) {
   std::vector<GraphCase> cases;
   cases.push_back({"softmax_f32", parse_graph(softmax_text("f32")), nd_shapes(), 1e-5, 1e-6});

@@ -17,18 +17,6 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-std::string softmax_text(const char* dtype, const char* d) {
-  return fmt::format(R"(graph softmax_{0}(x: {0}[N, {1}]) {{
-  m = reduce_max(x, axes=[1], keepdims=true)
-  d = sub(x, m)
-  e = exp(d)
-  s = reduce_sum(e, axes=[1], keepdims=true)
-  y = div(e, s)
-  return y
-}})",
-                     dtype, d);
-}
-
 std::string scale_text(const char* dtype, const char* d) {  // rows of d, read transposed
   return fmt::format(R"(graph scale_{0}(x: {0}[A, N, {1}]) {{
   half = constant(dtype={0}, value=0.5)
