@@ -32,6 +32,11 @@ namespace autofuse::codegen::cpu {
 
 using ascir::AscKind;
 
+namespace {
+/// g++ 12's lanes for loops over 16-bit values (see short_loop_variant).
+constexpr int64_t kNarrowLanes = 32;
+}  // namespace
+
 void KernelEmitter::emit_inner_loop(int axis, const std::string& lo, const std::string& hi,
                                     const std::vector<int>& nodes, const std::string& base_pragma,
                                     const std::function<std::string(const std::string&)>& updates,

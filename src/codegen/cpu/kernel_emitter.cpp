@@ -117,12 +117,14 @@ KernelEmitter::KernelEmitter(const schedule::ScheduledKernel& kernel, std::strin
     slot_.at(static_cast<size_t>(partial[i])) = static_cast<int>(i);
 }
 
+bool KernelEmitter::streams() const {
+  return std::find(streamed_.begin(), streamed_.end(), true) != streamed_.end();
+}
+
 std::string KernelEmitter::fence_if_streamed(const std::string& indent) const {
-  for (bool s : streamed_)
-    if (s)
-      return fmt::format("{}if (AF_NT_STORES && td->header.tiling_key == {}) af_nt_fence();\n",
-                         indent, tiling::kStreamingStoresKey);
-  return {};
+  if (!streams()) return {};
+  return fmt::format("{}if (AF_NT_STORES && td->header.tiling_key == {}) af_nt_fence();\n", indent,
+                     tiling::kStreamingStoresKey);
 }
 
 std::string KernelEmitter::emit() {

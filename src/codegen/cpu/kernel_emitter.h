@@ -100,11 +100,12 @@ class KernelEmitter {
                        const std::function<std::string(const std::string&)>& updates,
                        const std::string& indent, std::string& out) const;
   /// Whether a loop over `axis` with `nodes` also needs a 16-lane copy for
-  /// rows shorter than kNarrowLanes (16-bit loads or stores; inner_loop.cpp):
-  /// no, only that copy (a static extent below it), or both behind a branch.
+  /// rows shorter than 32 (16-bit loads or stores; inner_loop.cpp): no, only
+  /// that copy (a static extent below 32), or both behind a branch.
   enum class ShortLoops { None, Only, Branch };
-  static constexpr int64_t kNarrowLanes = 32;
   ShortLoops short_loop_variant(int axis, const std::vector<int>& nodes) const;
+  /// Whether some store of the kernel streams (has a tiling_key 1 variant).
+  bool streams() const;
   /// `if (key is streaming) af_nt_fence();` when some store streams, else empty.
   std::string fence_if_streamed(const std::string& indent) const;
   std::string row_base(const AscNode& n) const;

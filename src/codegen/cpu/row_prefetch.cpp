@@ -66,6 +66,11 @@ constexpr int kRowsAhead = 2;
 constexpr int64_t kMaxStridedRowBytes = 2048;
 constexpr int64_t kStridedBytesAhead = 8192;
 
+/// Elements of `dt` per 64-byte cache line: one prefetch each.
+int64_t elements_per_line(DType dt) {
+  return std::max<int64_t>(1, 64 / dtype_size(dt));
+}
+
 }  // namespace
 
 void KernelEmitter::plan_row_prefetch() {
@@ -130,8 +135,7 @@ std::string KernelEmitter::row_prefetches(int axis, const std::string& at,
   std::string out;
   for (int id : prefetched_) {
     const AscNode& n = node(id);
-    const int64_t per_line = 64 / dtype_size(n.dtype);  // elements per cache line
-    for (int64_t k = 0; k < kStreamChunk; k += per_line)
+    for (int64_t k = 0; k < kStreamChunk; k += elements_per_line(n.dtype))
       out += fmt::format("{}__builtin_prefetch(&p{}[{} + pf{}]);\n", indent,
                          node(n.inputs.at(0)).arg_index,
                          address(n, axis, fmt::format("{} + {}", at, k)), id);
@@ -147,7 +151,7 @@ std::string KernelEmitter::strided_row_prefetches(const std::string& indent) con
   // Only where the outputs stream (tiling_key 1: more data than the cache):
   // on data in the cache the prefetches cost (a [4, 12, 128, 64] transpose
   // 0.033 -> 0.036 ms) and gain nothing.
-  if (std::find(streamed_.begin(), streamed_.end(), true) == streamed_.end()) return {};
+  if (!streams()) return {};
   const int last = row_axes_.back();
   std::string out;
   for (const AscNode& n : graph_.nodes) {
@@ -162,11 +166,10 @@ std::string KernelEmitter::strided_row_prefetches(const std::string& indent) con
     const int64_t row_bytes = *length * dtype_size(n.dtype);
     if (row_bytes > kMaxStridedRowBytes) continue;
     const int64_t ahead = std::max<int64_t>(1, kStridedBytesAhead / row_bytes);
-    const int64_t per_line = std::max<int64_t>(1, 64 / dtype_size(n.dtype));
     out += fmt::format(
         "{}if (td->header.tiling_key == {} && i{} + {} < {}) {{  // {}: the row {} on (strided)\n",
         indent, tiling::kStreamingStoresKey, last, ahead, size(last), n.name, ahead);
-    for (int64_t k = 0; k < *length; k += per_line)
+    for (int64_t k = 0; k < *length; k += elements_per_line(n.dtype))
       out += fmt::format("{}  __builtin_prefetch(&p{}[b{} + {} * ({}) + {}]);\n", indent,
                          node(n.inputs.at(0)).arg_index, n.id, ahead, expr(next_row), k);
     out += indent + "}\n";
