@@ -39,6 +39,10 @@
 
 namespace autofuse::codegen::cpu {
 
+/// Writable elements after a buffer that a prelude af_row_* function reduces
+/// (it pads the last vector with the identity; kernel_prelude_rows.h).
+constexpr int64_t kRowReducePad = 16;
+
 class KernelEmitter {
  public:
   /// `gather_base`: af_status::which of its first Gather (a kernel group
@@ -176,8 +180,30 @@ class KernelEmitter {
     int deepest = 0;
     int scalar_levels = 0;
     bool folded = false;  ///< the tile loop covers `fold` rows of the last reduced loop
+    /// Reduces of a short row (short_row_reduce.cpp): all of the vector
+    /// loop's, or empty.
+    std::vector<int> short_row;
   };
   PassPlan plan_pass(int pass) const;
+  /// The plan's Reduces that a short row reduces from a buffer: all that
+  /// accumulate in the row layout's vector loop when each has a prelude
+  /// af_row_* function and the row may be short, else none.
+  std::vector<int> short_row_reduces(const PassPlan& plan) const;
+  /// The vector loop of a plan with short_row Reduces: for a short row the
+  /// loop writes their values to buffers reduced after it; a row that may
+  /// be longer branches to emit_clause_loop.
+  void emit_short_row_loop(const PassPlan& plan, const std::vector<int>& body,
+                           const std::function<std::string(const std::string&)>& updates,
+                           const std::string& indent, std::string& out) const;
+  /// Whether a short row reduces Load `load`'s values in place: f32, contiguous along `axis`.
+  bool reads_in_place(const AscNode& load, int axis) const;
+  /// The row layout's vector loop with OpenMP reduction clauses (and the
+  /// chunks of Acc::Cascade sums).
+  void emit_clause_loop(const PassPlan& plan, const std::vector<int>& body,
+                        const std::function<std::string(const std::string&)>& updates,
+                        const std::string& indent, std::string& out) const;
+  /// The statement collapsing Acc::Cascade sum `r`'s partial sums into its accumulator.
+  std::string cascade_collapse(int r, const std::string& indent) const;
   /// Row layout: fills ub_write_pass_ (expensive values that several passes
   /// need, kept in row buffers `ub<id>`; reduction_pass.cpp).
   void plan_row_buffers();

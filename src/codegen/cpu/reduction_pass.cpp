@@ -242,6 +242,7 @@ KernelEmitter::PassPlan KernelEmitter::plan_pass(int pass) const {
     if (acc_kind(node(r), plan.deepest) == Acc::Chunked) plan.chunked.push_back(r);
   // Rows fold into the tile loop when it is inside the last reduced loop.
   plan.folded = fold_ && plan.deepest == depth_ && plan.scalar_levels == depth_ - 1;
+  plan.short_row = short_row_reduces(plan);
   return plan;
 }
 
@@ -344,6 +345,17 @@ void KernelEmitter::emit_vector_loop(const PassPlan& plan, const std::string& in
     }
     return;
   }
+  if (!plan.short_row.empty()) {
+    emit_short_row_loop(plan, body, updates, ind, out);
+    return;
+  }
+  emit_clause_loop(plan, body, updates, ind, out);
+}
+
+void KernelEmitter::emit_clause_loop(const PassPlan& plan, const std::vector<int>& body,
+                                     const std::function<std::string(const std::string&)>& updates,
+                                     const std::string& ind, std::string& out) const {
+  const int deepest = plan.deepest;
   // Row layout: OpenMP reductions over the last reduced axis.
   std::vector<int> cascades;
   std::map<std::string, std::vector<std::string>> clauses;  // operator -> variables
@@ -392,6 +404,14 @@ void KernelEmitter::emit_vector_loop(const PassPlan& plan, const std::string& in
   out += ind + "}\n";
 }
 
+std::string KernelEmitter::cascade_collapse(int r, const std::string& indent) const {
+  // The occupied levels, smallest first.
+  return fmt::format(
+      "{0}{{ {1} s_ = 0; int l_ = 0; for (int64_t k_ = a{2}n; k_ != 0; k_ >>= 1, ++l_) if "
+      "(k_ & 1) s_ += a{2}s[l_]; a{2} = s_; }}\n",
+      indent, reduce_code(node(r).op, node(r).dtype).acc_type, r);
+}
+
 std::string KernelEmitter::flush_chunks(const PassPlan& plan, const std::string& ind) const {
   std::string body;
   for (int r : plan.chunked)
@@ -406,11 +426,8 @@ void KernelEmitter::emit_pass_results(const PassPlan& plan, const std::string& i
     const AscNode& n = node(r);
     const std::string type = reduce_code(n.op, n.dtype).acc_type;
     switch (acc_kind(n, plan.deepest)) {
-      case Acc::Cascade:  // the occupied levels, smallest first
-        out += fmt::format(
-            "{0}{{ {1} s_ = 0; int l_ = 0; for (int64_t k_ = a{2}n; k_ != 0; k_ >>= 1, ++l_) if "
-            "(k_ & 1) s_ += a{2}s[l_]; a{2} = s_; }}\n",
-            ind, type, r);
+      case Acc::Cascade:  // a short_row plan collapses in its long-row branch
+        if (plan.short_row.empty()) out += cascade_collapse(r, ind);
         break;
       case Acc::Chunked:
       case Acc::Compensated:  // fold the compensation back in

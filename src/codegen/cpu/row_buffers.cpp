@@ -9,7 +9,8 @@
 //
 // The buffers are function-scope arrays of ub_capacity_ elements each
 // (together at most tiling::kTileStackBytes, like the column layout's
-// arrays), indexed by the position in the row (the reduced axes' linear
+// arrays; plus kRowReducePad for a short row's reduction of a buffer,
+// short_row_reduce.cpp), indexed by the position in the row (the reduced axes' linear
 // index). They are used when `ub_rows` holds: the row fits and the kernel is
 // not split (a split runs the passes of a row in different launches, maybe
 // on different blocks). Every pass that touches a buffer is emitted twice,
@@ -85,7 +86,7 @@ std::string KernelEmitter::row_buffers() const {
   for (const AscNode& n : graph_.nodes)
     if (ub_write_pass_[static_cast<size_t>(n.id)] >= 0)
       out += fmt::format("  {} ub{}[{}] __attribute__((aligned(64)));  // {}\n",
-                         c_compute_type(n.dtype), n.id, ub_capacity_, n.name);
+                         c_compute_type(n.dtype), n.id, ub_capacity_ + kRowReducePad, n.name);
   // The row fits: every reduced axis and the partial products (no overflow).
   std::string fits, product;
   for (int a : kernel_.inner_axes) {

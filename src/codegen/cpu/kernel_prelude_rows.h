@@ -1,0 +1,145 @@
+// Row reductions over a buffer, embedded after kernel_prelude_math.h (see
+// CMakeLists.txt). The Reduction template's row layout reduces a short row
+// (short_row_reduce.cpp) by writing the reduced values to a buffer in its
+// vector loop and calling one of these on the buffer: 8-lane vector
+// accumulators, then a tree over the lanes (3 shuffles and 3 adds). An
+// `omp simd reduction` clause instead ends with g++ adding its 16 lane
+// partials one by one in order (float addition does not reassociate): ~10
+// cycles per reduction and row, as much as the rest of a row of 16.
+//
+// A buffer holds `n` values and kRowReducePad (8) more writable elements:
+// the functions pad it with the identity up to the next whole vector, so
+// every load is a whole vector. The `_in` variants read an input row in
+// place (the reduced value is an f32 Load: copying it to a buffer would
+// become a memcpy call). GNU vector types, no intrinsics or includes: g++
+// and clang compile them to AVX/AVX-512 under -march=native and to narrower
+// vectors or scalars elsewhere.
+#ifndef AUTOFUSE_CODEGEN_CPU_KERNEL_PRELUDE_ROWS_H_
+#define AUTOFUSE_CODEGEN_CPU_KERNEL_PRELUDE_ROWS_H_
+
+// 8 lanes (32 bytes): the loop before wrote the buffer with 32- or 64-byte
+// stores (g++ stores the f32 values of a 16-bit loop as two 32-byte halves),
+// and a load within one store forwards from it; a 64-byte load over two
+// 32-byte stores would wait ~20 cycles for them to reach the cache.
+typedef float af_f32x8 __attribute__((vector_size(32)));
+typedef int32_t af_i32x8 __attribute__((vector_size(32)));
+// Unaligned, aliasing views of buffer memory.
+typedef float af_f32x8_mem __attribute__((vector_size(32), aligned(4), may_alias));
+
+// Lane i takes lane i ^ k (k = 4, 2, 1: the halves, quarters, ... swapped).
+#if defined(__clang__)
+#define AF_SWAP_LANES(v, k) \
+  __builtin_shufflevector(v, v, 0 ^ k, 1 ^ k, 2 ^ k, 3 ^ k, 4 ^ k, 5 ^ k, 6 ^ k, 7 ^ k)
+#else
+#define AF_SWAP_LANES(v, k) \
+  __builtin_shuffle(v, (af_i32x8){0 ^ k, 1 ^ k, 2 ^ k, 3 ^ k, 4 ^ k, 5 ^ k, 6 ^ k, 7 ^ k})
+#endif
+
+/// Sum of the whole vectors in p[0, n): four vector accumulators (consecutive
+/// vectors round robin, so a long row is not one chain of dependent adds),
+/// added pairwise, then the tree over the lanes. (Vectors go by pointer: by
+/// value they would change the ABI without AVX-512, and g++ warns.)
+AF_INLINE float af_row_vector_sum_f32(const float* p, int64_t n) {
+  af_f32x8 a0 = {}, a1 = {}, a2 = {}, a3 = {};
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    a0 += *(const af_f32x8_mem*)(p + i);
+    a1 += *(const af_f32x8_mem*)(p + i + 8);
+    a2 += *(const af_f32x8_mem*)(p + i + 16);
+    a3 += *(const af_f32x8_mem*)(p + i + 24);
+  }
+  for (; i + 8 <= n; i += 8)
+    a0 += *(const af_f32x8_mem*)(p + i);
+  af_f32x8 acc = (a0 + a1) + (a2 + a3);
+  acc += AF_SWAP_LANES(acc, 4);
+  acc += AF_SWAP_LANES(acc, 2);
+  acc += AF_SWAP_LANES(acc, 1);
+  return acc[0];
+}
+
+/// Sum of the buffer p[0, n); writes zeros to p[n, n + 8) so that the last
+/// partial vector is a whole one.
+AF_INLINE float af_row_sum_f32(float* p, int64_t n) {
+  *(af_f32x8_mem*)(p + n) = (af_f32x8){};
+  return af_row_vector_sum_f32(p, (n + 7) / 8 * 8);
+}
+
+/// Sum of p[0, n) read in place (an input row): the elements after the last
+/// whole vector are added one by one.
+AF_INLINE float af_row_sum_f32_in(const float* p, int64_t n) {
+  const int64_t whole = n / 8 * 8;
+  float tail = 0.0f;
+  for (int64_t i = whole; i < n; ++i)
+    tail += p[i];
+  return af_row_vector_sum_f32(p, whole) + tail;
+}
+
+/// Max (`is_max`) or min of the whole vectors of p[0, n) and of the n2
+/// elements after them (read one by one) over the non-NaN values (-inf /
+/// +inf when none), as the clause's `x > a ? x : a` does, and *saw_nan =
+/// whether any value was NaN.
+AF_INLINE float af_row_extreme_f32(const float* p, int64_t n, int64_t n2, int* saw_nan,
+                                   bool is_max) {
+  const float identity = is_max ? -__builtin_inff() : __builtin_inff();
+  af_f32x8 a0 = (af_f32x8){} + identity, a1 = a0, a2 = a0, a3 = a0;
+  af_i32x8 nan = {};
+#define AF_EXTREME_UPDATE(a, at)                                 \
+  {                                                              \
+    const af_f32x8 x = *(const af_f32x8_mem*)(at);               \
+    a = is_max ? (x > a ? x : a) : (x < a ? x : a); /* vmaxps */ \
+    nan |= x != x;                                               \
+  }
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    AF_EXTREME_UPDATE(a0, p + i)
+    AF_EXTREME_UPDATE(a1, p + i + 8)
+    AF_EXTREME_UPDATE(a2, p + i + 16)
+    AF_EXTREME_UPDATE(a3, p + i + 24)
+  }
+  for (; i + 8 <= n; i += 8)
+    AF_EXTREME_UPDATE(a0, p + i)
+#undef AF_EXTREME_UPDATE
+  // Pairwise: a NaN-free operand either way, so the order only picks
+  // between equal values (+0 and -0).
+  a0 = is_max ? (a1 > a0 ? a1 : a0) : (a1 < a0 ? a1 : a0);
+  a2 = is_max ? (a3 > a2 ? a3 : a2) : (a3 < a2 ? a3 : a2);
+  af_f32x8 acc = is_max ? (a2 > a0 ? a2 : a0) : (a2 < a0 ? a2 : a0);
+#define AF_EXTREME_STEP(k)                                    \
+  {                                                           \
+    const af_f32x8 o = AF_SWAP_LANES(acc, k);                 \
+    acc = is_max ? (o > acc ? o : acc) : (o < acc ? o : acc); \
+    nan |= AF_SWAP_LANES(nan, k);                             \
+  }
+  AF_EXTREME_STEP(4)
+  AF_EXTREME_STEP(2)
+  AF_EXTREME_STEP(1)
+#undef AF_EXTREME_STEP
+  float result = acc[0];
+  int saw = nan[0] != 0;
+  for (int64_t j = i; j < i + n2; ++j) {
+    const float x = p[j];
+    result = is_max ? (x > result ? x : result) : (x < result ? x : result);
+    saw |= x != x;
+  }
+  *saw_nan = saw;
+  return result;
+}
+
+/// Max / min of the buffer p[0, n); writes the identity to p[n, n + 8).
+AF_INLINE float af_row_max_f32(float* p, int64_t n, int* saw_nan) {
+  *(af_f32x8_mem*)(p + n) = (af_f32x8){} - __builtin_inff();
+  return af_row_extreme_f32(p, (n + 7) / 8 * 8, 0, saw_nan, true);
+}
+AF_INLINE float af_row_min_f32(float* p, int64_t n, int* saw_nan) {
+  *(af_f32x8_mem*)(p + n) = (af_f32x8){} + __builtin_inff();
+  return af_row_extreme_f32(p, (n + 7) / 8 * 8, 0, saw_nan, false);
+}
+/// Max / min of p[0, n) read in place.
+AF_INLINE float af_row_max_f32_in(const float* p, int64_t n, int* saw_nan) {
+  return af_row_extreme_f32(p, n / 8 * 8, n % 8, saw_nan, true);
+}
+AF_INLINE float af_row_min_f32_in(const float* p, int64_t n, int* saw_nan) {
+  return af_row_extreme_f32(p, n / 8 * 8, n % 8, saw_nan, false);
+}
+
+#endif  // AUTOFUSE_CODEGEN_CPU_KERNEL_PRELUDE_ROWS_H_
