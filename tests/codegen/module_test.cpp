@@ -108,11 +108,16 @@ TEST(Module, SourceStructure) {
   // the inner axis), the scalars once per call, the vector loop has no calls.
   EXPECT_THAT(m.code, HasSubstr("// ---- kernel bias_gelu (bias_gelu, elementwise template) ----"));
   EXPECT_THAT(m.code, HasSubstr("const int64_t c_end = af_min(ninner, c + (end - f));"));
+  EXPECT_THAT(
+      m.code,
+      HasSubstr("#pragma omp simd\n        for (int64_t i1 = nt_from; i1 < nt_to; ++i1) {"));
   EXPECT_THAT(m.code,
-              HasSubstr("#pragma omp simd\n      for (int64_t i1 = nt_from; i1 < nt_to; ++i1) {"));
+              HasSubstr("#pragma omp simd\n      for (int64_t i1 = c; i1 < c_end; ++i1) {"));
   EXPECT_THAT(m.code, HasSubstr("= af_erf("));
-  // Reduction: per-row accumulator with an OpenMP reduction clause.
+  // Reduction: a short row reduced in place by the prelude, a long one with
+  // per-row accumulators in an OpenMP reduction clause.
   EXPECT_THAT(m.code, HasSubstr("// ---- kernel row_sum (row_sum, reduction template) ----"));
+  EXPECT_THAT(m.code, HasSubstr("= af_row_sum_f32_in(&p0["));
   EXPECT_THAT(m.code, HasSubstr("#pragma omp simd reduction(+:a"));
   EXPECT_THAT(m.code, HasSubstr("for (int64_t row = row_begin; row < row_end; ++row) {"));
 }

@@ -285,10 +285,12 @@ TEST(Streaming, SourceStructure) {
     EXPECT_THAT(k, HasSubstr("if (AF_NT_STORES && td->header.tiling_key == 1 && "));
     EXPECT_THAT(k, HasSubstr(" + af_nt_peel(&q0["));
     EXPECT_THAT(k, HasSubstr("\n  if (AF_NT_STORES && td->header.tiling_key == 1) af_nt_fence();"));
-    // Ordinary and chunk loops (layernorm: and its variance pass's short-row
-    // loop, short_row_reduce.cpp; the mean reduces the input row in place).
-    EXPECT_EQ(count(k, "#pragma omp simd\n"), std::string(name) == "layernorm" ? 3u : 2u);
-    EXPECT_THAT(k, HasSubstr("float t"));           // the chunk buffer
+    // Part and chunk loops, the plain loop of key 0 and short rows (layernorm:
+    // and its variance pass's short-row loop, short_row_reduce.cpp; the mean
+    // reduces the input row in place).
+    EXPECT_EQ(count(k, "#pragma omp simd\n"), std::string(name) == "layernorm" ? 4u : 3u);
+    EXPECT_THAT(k, HasSubstr("} else {\n#pragma omp simd\n"));  // the plain loop
+    EXPECT_THAT(k, HasSubstr("float t"));                       // the chunk buffer
     EXPECT_THAT(k, HasSubstr("[AF_NT_CHUNK] __attribute__((aligned(64)));"));
     // The per-row branch precedes both loops.
     EXPECT_LT(k.find("tiling_key == 1 && "), k.find("for (int64_t i1 = nt_from; i1 < nt_to;"));

@@ -1,17 +1,18 @@
 // The innermost (vectorized) loop of both templates, and its streaming-store
 // variant. With streamed stores (tiling::streams) the loop over [lo, hi) is:
 //
-//   nt_lo = nt_hi = hi;                       // key 0: nothing streams
 //   if (key 1 && hi - lo >= AF_NT_CHUNK) {    // per row: outside the hot loops
 //     nt_lo = lo + elements until the first streamed store's address is
 //             64-byte aligned;
 //     nt_hi = nt_lo + whole chunks of AF_NT_CHUNK elements;
-//   }
-//   for part in {[lo, nt_lo), [nt_hi, hi)}:   // ordinary stores
-//     simd loop; after the first part:
-//     for each chunk in [nt_lo, nt_hi):
-//       simd loop storing into aligned chunk buffers t<id>[AF_NT_CHUNK];
-//       af_nt_store(&q[...], t<id>, sizeof t<id>)   // whole 64-byte lines
+//     for part in {[lo, nt_lo), [nt_hi, hi)}: // ordinary stores
+//       simd loop; after the first part:
+//       for each chunk in [nt_lo, nt_hi):
+//         simd loop storing into aligned chunk buffers t<id>[AF_NT_CHUNK];
+//         af_nt_store(&q[...], t<id>, sizeof t<id>)   // whole 64-byte lines
+//   } else {                                  // key 0, or a short row
+//     simd loop over [lo, hi)                 // (the parts and chunks cost
+//   }                                         // softmax rows of 16 ~10%)
 //
 // A chunk is 64 elements, so a whole number of cache lines for every dtype;
 // a streamed output that is not aligned where the first one is (another
@@ -117,42 +118,47 @@ void KernelEmitter::emit_loop_variants(
   const std::string in1 = indent + "  ";
   const std::string in2 = in1 + "  ";
   const std::string in3 = in2 + "  ";
+  const std::string in4 = in3 + "  ";
   const AscNode& first = node(streamed.front());
   const auto element = [&](const AscNode& store, const std::string& at) {
     return fmt::format("&q{}[{}]", output_of_store_.at(static_cast<size_t>(store.id)),
                        address(store, axis, at));
   };
-  out += fmt::format("{}int64_t nt_lo = {};  // [nt_lo, nt_hi): streaming stores\n", indent, hi);
-  out += fmt::format("{}int64_t nt_hi = {};\n", indent, hi);
+  // Streaming only under key 1 and for a row of at least a chunk; else (key
+  // 0, short rows) one plain loop, without the parts' and chunks' overhead.
   out += fmt::format(
       "{}if (AF_NT_STORES && td->header.tiling_key == {} && {} - {} >= AF_NT_CHUNK) {{\n", indent,
       tiling::kStreamingStoresKey, hi, lo);
-  out += fmt::format("{}nt_lo = {} + af_nt_peel({}, {}, {} - {});  // until {} is aligned\n", in1,
-                     lo, element(first, lo), dtype_size(first.dtype), hi, lo, first.name);
-  out += fmt::format("{}nt_hi = nt_lo + ({} - nt_lo) / AF_NT_CHUNK * AF_NT_CHUNK;\n", in1, hi);
-  out += indent + "}\n";
-  out += fmt::format("{}for (int nt_part = 0; nt_part < 2; ++nt_part) {{\n", indent);
-  out += fmt::format("{}const int64_t nt_from = nt_part == 0 ? {} : nt_hi;\n", in1, lo);
-  out += fmt::format("{}const int64_t nt_to = nt_part == 0 ? nt_lo : {};\n", in1, hi);
+  out += fmt::format(
+      "{}const int64_t nt_lo = {} + af_nt_peel({}, {}, {} - {});  // until {} is aligned\n", in1,
+      lo, element(first, lo), dtype_size(first.dtype), hi, lo, first.name);
+  out += fmt::format("{}const int64_t nt_hi = nt_lo + ({} - nt_lo) / AF_NT_CHUNK * AF_NT_CHUNK;\n",
+                     in1, hi);
+  out += fmt::format("{}for (int nt_part = 0; nt_part < 2; ++nt_part) {{\n", in1);
+  out += fmt::format("{}const int64_t nt_from = nt_part == 0 ? {} : nt_hi;\n", in2, lo);
+  out += fmt::format("{}const int64_t nt_to = nt_part == 0 ? nt_lo : {};\n", in2, hi);
   out += pragma + "\n";
-  out += fmt::format("{0}for (int64_t i{1} = nt_from; i{1} < nt_to; ++i{1}) {{\n", in1, axis);
-  out += body(in2, false);
-  out += in1 + "}\n";
-  out += in1 + "if (nt_part == 1) break;\n";
-  out += fmt::format("{}for (int64_t nt_k = nt_lo; nt_k < nt_hi; nt_k += AF_NT_CHUNK) {{\n", in1);
-  out += row_prefetches(axis, "nt_k", in2);
+  out += fmt::format("{0}for (int64_t i{1} = nt_from; i{1} < nt_to; ++i{1}) {{\n", in2, axis);
+  out += body(in3, false);
+  out += in2 + "}\n";
+  out += in2 + "if (nt_part == 1) break;\n";
+  out += fmt::format("{}for (int64_t nt_k = nt_lo; nt_k < nt_hi; nt_k += AF_NT_CHUNK) {{\n", in2);
+  out += row_prefetches(axis, "nt_k", in3);
   for (int id : streamed)
-    out += fmt::format("{}{} t{}[AF_NT_CHUNK] __attribute__((aligned(64)));\n", in2,
+    out += fmt::format("{}{} t{}[AF_NT_CHUNK] __attribute__((aligned(64)));\n", in3,
                        c_storage_type(node(id).dtype), id);
   out += pragma + "\n";
-  out += fmt::format("{0}for (int64_t i{1} = nt_k; i{1} < nt_k + AF_NT_CHUNK; ++i{1}) {{\n", in2,
+  out += fmt::format("{0}for (int64_t i{1} = nt_k; i{1} < nt_k + AF_NT_CHUNK; ++i{1}) {{\n", in3,
                      axis);
-  out += body(in3, true);
-  out += in2 + "}\n";
+  out += body(in4, true);
+  out += in3 + "}\n";
   for (int id : streamed)
-    out += fmt::format("{}af_nt_store({}, t{}, (int64_t)sizeof(t{}));\n", in2,
+    out += fmt::format("{}af_nt_store({}, t{}, (int64_t)sizeof(t{}));\n", in3,
                        element(node(id), "nt_k"), id, id);
+  out += in2 + "}\n";
   out += in1 + "}\n";
+  out += indent + "} else {\n";
+  emit_plain_loop(axis, lo, hi, nodes, pragma, updates, in1, out);
   out += indent + "}\n";
 }
 
