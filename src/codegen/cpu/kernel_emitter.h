@@ -41,7 +41,7 @@ namespace autofuse::codegen::cpu {
 
 /// Writable elements after a buffer that a prelude af_row_* function reduces
 /// (it pads the last vector with the identity; kernel_prelude_rows.h).
-constexpr int64_t kRowReducePad = 16;
+constexpr int64_t kRowReducePad = 8;
 
 class KernelEmitter {
  public:

@@ -43,6 +43,11 @@
 //    vector loop): Kahan's compensated sum of every element,
 //    |error| <= (2 eps + O(n eps^2)) * sum |x|.
 // A split adds one sum over the segments' partials (nsplit - 1 more roundings).
+//
+// Short rows (at most 1024 elements, the row layout's one reduced axis) skip
+// the clauses: the loop writes the values to buffers that the prelude reduces
+// with vector lanes and a tree (short_row_reduce.cpp); a symbolic row
+// branches between the two per row.
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -424,7 +429,6 @@ void KernelEmitter::emit_pass_results(const PassPlan& plan, const std::string& i
   if (!plan.chunked.empty()) out += flush_chunks(plan, ind);
   for (int r : plan.reduces) {
     const AscNode& n = node(r);
-    const std::string type = reduce_code(n.op, n.dtype).acc_type;
     switch (acc_kind(n, plan.deepest)) {
       case Acc::Cascade:  // a short_row plan collapses in its long-row branch
         if (plan.short_row.empty()) out += cascade_collapse(r, ind);
