@@ -103,17 +103,16 @@ void KernelEmitter::emit_loop_variants(
     if (streamed_.at(static_cast<size_t>(id))) streamed.push_back(id);
   AF_CHECK(streamed.empty() || axis == vector_axis_,
            "kernel {}: streamed stores outside the innermost loop", graph_.name);
+  if (streamed.empty() || updates) {  // accumulating loops keep ordinary stores
+    emit_plain_loop(axis, lo, hi, nodes, pragma, updates, indent, out);
+    return;
+  }
   const auto body = [&](const std::string& ind, bool to_buffer) {
     std::string b;
     for (int id : nodes)
       emit_loop_node(node(id), ind, b, to_buffer && streamed_[static_cast<size_t>(id)]);
-    if (updates) b += updates(ind);
     return b;
   };
-  if (streamed.empty() || updates) {
-    emit_plain_loop(axis, lo, hi, nodes, pragma, updates, indent, out);
-    return;
-  }
 
   const std::string in1 = indent + "  ";
   const std::string in2 = in1 + "  ";

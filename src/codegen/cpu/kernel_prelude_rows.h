@@ -80,14 +80,16 @@ AF_INLINE float af_row_sum_f32_in(const float* p, int64_t n) {
 /// whether any value was NaN.
 AF_INLINE float af_row_extreme_f32(const float* p, int64_t n, int64_t n2, int* saw_nan,
                                    bool is_max) {
+  // The clause's step: x replaces a when it is larger (max) or smaller (min).
+#define AF_EXTREME(x, a) (is_max ? ((x) > (a) ? (x) : (a)) : ((x) < (a) ? (x) : (a)))
   const float identity = is_max ? -__builtin_inff() : __builtin_inff();
   af_f32x8 a0 = (af_f32x8){} + identity, a1 = a0, a2 = a0, a3 = a0;
   af_i32x8 nan = {};
-#define AF_EXTREME_UPDATE(a, at)                                 \
-  {                                                              \
-    const af_f32x8 x = *(const af_f32x8_mem*)(at);               \
-    a = is_max ? (x > a ? x : a) : (x < a ? x : a); /* vmaxps */ \
-    nan |= x != x;                                               \
+#define AF_EXTREME_UPDATE(a, at)                   \
+  {                                                \
+    const af_f32x8 x = *(const af_f32x8_mem*)(at); \
+    a = AF_EXTREME(x, a); /* vmaxps, vminps */     \
+    nan |= x != x;                                 \
   }
   int64_t i = 0;
   for (; i + 32 <= n; i += 32) {
@@ -101,14 +103,14 @@ AF_INLINE float af_row_extreme_f32(const float* p, int64_t n, int64_t n2, int* s
 #undef AF_EXTREME_UPDATE
   // Pairwise: a NaN-free operand either way, so the order only picks
   // between equal values (+0 and -0).
-  a0 = is_max ? (a1 > a0 ? a1 : a0) : (a1 < a0 ? a1 : a0);
-  a2 = is_max ? (a3 > a2 ? a3 : a2) : (a3 < a2 ? a3 : a2);
-  af_f32x8 acc = is_max ? (a2 > a0 ? a2 : a0) : (a2 < a0 ? a2 : a0);
-#define AF_EXTREME_STEP(k)                                    \
-  {                                                           \
-    const af_f32x8 o = AF_SWAP_LANES(acc, k);                 \
-    acc = is_max ? (o > acc ? o : acc) : (o < acc ? o : acc); \
-    nan |= AF_SWAP_LANES(nan, k);                             \
+  a0 = AF_EXTREME(a1, a0);
+  a2 = AF_EXTREME(a3, a2);
+  af_f32x8 acc = AF_EXTREME(a2, a0);
+#define AF_EXTREME_STEP(k)                    \
+  {                                           \
+    const af_f32x8 o = AF_SWAP_LANES(acc, k); \
+    acc = AF_EXTREME(o, acc);                 \
+    nan |= AF_SWAP_LANES(nan, k);             \
   }
   AF_EXTREME_STEP(4)
   AF_EXTREME_STEP(2)
@@ -118,9 +120,10 @@ AF_INLINE float af_row_extreme_f32(const float* p, int64_t n, int64_t n2, int* s
   int saw = nan[0] != 0;
   for (int64_t j = i; j < i + n2; ++j) {
     const float x = p[j];
-    result = is_max ? (x > result ? x : result) : (x < result ? x : result);
+    result = AF_EXTREME(x, result);
     saw |= x != x;
   }
+#undef AF_EXTREME
   *saw_nan = saw;
   return result;
 }
