@@ -151,7 +151,11 @@ AF_INLINE double af_sigmoid(double x) {
 // degree-7 polynomial for e^r, times 2^n in two steps (a subnormal result
 // rounds once; x > 88.73 overflows to inf, x < -103.98 gives 0).
 AF_INLINE float af_exp(float x) {
-  const float xc = af_self(x < -104.0f, -104.0f, af_self(x > 89.0f, 89.0f, x));
+  // x < -104 gives 0 by a select, not by the multiplies below: an underflow
+  // there costs a microcode assist per vector (softmax over rows masked with
+  // -10000: 2.3x slower). The result is the same (e^-104 < 2^-150 rounds to 0).
+  const bool zero = x < -104.0f;
+  const float xc = af_self(zero, 0.0f, af_self(x > 89.0f, 89.0f, x));
   const float n = __builtin_rintf(xc * 1.44269504088896341f);
   float r = xc - n * 0.693359375f;
   r = r - n * -2.12194440e-4f;
@@ -167,7 +171,8 @@ AF_INLINE float af_exp(float x) {
   const int32_t n2 = ni - n1;
   // A NaN x passes the clamps and makes y NaN, so the result is NaN without
   // a select (which cost softmax_mask [2, 12, 128, 128] 0.166 vs 0.157 ms).
-  return y * af_u2f((uint32_t)(n1 + 127) << 23) * af_u2f((uint32_t)(n2 + 127) << 23);
+  return af_self(zero, 0.0f,
+                 y * af_u2f((uint32_t)(n1 + 127) << 23) * af_u2f((uint32_t)(n2 + 127) << 23));
 }
 
 // log: x = 2^e * m with m in [sqrt(1/2), sqrt(2)), Cephes' polynomial for
