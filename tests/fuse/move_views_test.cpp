@@ -189,18 +189,23 @@ std::string dlrm_text(const std::string& tail) {
                      params, pieces, tail);
 }
 
-TEST(MoveViews, DlrmRowSumBecomesTheSumOfPerPieceSums) {
+TEST(MoveViews, DlrmRowSumBecomesTheSumOfTheAddedPieces) {
+  // sum over the concat axis = one row sum of the pieces added elementwise:
+  // one horizontal reduction per row instead of 26.
   auto g = parse(dlrm_text("y = reduce_sum(r, axes=[1])\n return y"));
   MoveViewsResult r = rewrite(g);
   const Graph& out = *r.graph;
   const std::string text = print_graph(out);
   EXPECT_EQ(count_op(out, OpKind::Concat), 0) << text;
-  EXPECT_EQ(count_op(out, OpKind::ReduceSum), 26) << text;
+  EXPECT_EQ(count_op(out, OpKind::ReduceSum), 1) << text;
   EXPECT_EQ(count_op(out, OpKind::Add), 25) << text;
   EXPECT_EQ(count_op(out, OpKind::Relu), 26) << text;
-  EXPECT_EQ(producer_of(out, "y")->op, OpKind::Add);
+  EXPECT_EQ(producer_of(out, "y")->op, OpKind::ReduceSum);
+  EXPECT_EQ(out.node(out.value(producer_of(out, "y")->inputs[0]).producer).op, OpKind::Add);
   for (const Node& node : out.nodes()) {
-    if (node.op == OpKind::Mul) EXPECT_EQ(out.value(node.inputs[0]).producer, kNoNode) << text;
+    if (node.op == OpKind::Mul) {
+      EXPECT_EQ(out.value(node.inputs[0]).producer, kNoNode) << text;
+    }
   }
   expect_same_results(*g, out, {{{"B", 1}}, {{"B", 5}}}, 1e-6);
 }
@@ -212,13 +217,31 @@ TEST(MoveViews, DlrmConcatThatIsAnOutputStaysAndTheSumReadsThePieces) {
   const std::string text = print_graph(out);
   EXPECT_EQ(producer_of(out, "r")->op, OpKind::Concat) << text;
   EXPECT_EQ(count_op(out, OpKind::Concat), 1) << text;
-  EXPECT_EQ(count_op(out, OpKind::ReduceSum), 26) << text;
+  EXPECT_EQ(count_op(out, OpKind::ReduceSum), 1) << text;
   EXPECT_EQ(count_op(out, OpKind::Relu), 26) << text;
+  // The added pieces are the relus the concat also reads.
   for (const Node& node : out.nodes()) {
-    if (node.op == OpKind::ReduceSum)
-      EXPECT_EQ(out.node(out.value(node.inputs[0]).producer).op, OpKind::Relu);
+    if (node.op != OpKind::Add) continue;
+    for (ValueId in : node.inputs) {
+      const OpKind op = out.node(out.value(in).producer).op;
+      EXPECT_TRUE(op == OpKind::Relu || op == OpKind::Add) << text;
+    }
   }
   expect_same_results(*g, out, {{{"B", 1}}, {{"B", 5}}}, 1e-6);
+}
+
+TEST(MoveViews, Bf16DlrmConcatAndItsRowSumAreOneKernel) {
+  // The bf16 row sum reads the pieces in f32, so the concat it no longer
+  // reads is stored by the same kernel.
+  std::string text = dlrm_text("y = reduce_sum(r, axes=[1])\n return r, y");
+  for (size_t at = text.find("f32"); at != std::string::npos; at = text.find("f32", at))
+    text.replace(at, 3, "bf16");
+  auto g = parse(text);
+  MoveViewsResult r = rewrite(g);
+  const Graph& out = *r.graph;
+  EXPECT_EQ(producer_of(out, "y")->op, OpKind::Cast) << print_graph(out);
+  EXPECT_EQ(partition(r.graph, FusionConfig{}).num_kernels(), 1) << print_graph(out);
+  expect_same_results(*g, out, {{{"B", 1}}, {{"B", 5}}}, 1e-2);
 }
 
 TEST(MoveViews, ReduceOverAnotherAxisMovesAboveTheConcat) {
@@ -250,22 +273,56 @@ TEST(MoveViews, ReductionsOverTheConcatAxisCombine) {
     MoveViewsResult r = rewrite(g);
     const Graph& out = *r.graph;
     EXPECT_EQ(count_op(out, OpKind::Concat), 0) << print_graph(out);
-    EXPECT_EQ(count_op(out, *op_from_name(reduce)), 3) << print_graph(out);
+    // The pieces combine elementwise, then reduce once.
+    EXPECT_EQ(count_op(out, *op_from_name(reduce)), 1) << print_graph(out);
     expect_same_results(*g, out, {{{"N", 1}, {"K", 1}}, {{"N", 3}, {"K", 5}}}, 1e-6);
   }
 }
 
-TEST(MoveViews, NarrowFloatSumsAndIntegerMeansDoNotCombine) {
+TEST(MoveViews, NarrowFloatReductionsCombineInF32AndRoundOnce) {
+  // Each piece reduces in f32 (a cast widens it), the partials combine in
+  // f32 and one cast rounds the result: rounding each partial to f16/bf16
+  // would round k times.
   for (const char* type : {"f16", "bf16"}) {
-    auto g = parse(fmt::format(R"(
-      graph g(a: {0}[N, 4], b: {0}[N, 4]) {{
-        x = concat(a, b, axis=1)
-        y = reduce_sum(x, axes=[1])
-        return y
-      }})",
-                               type));
-    EXPECT_EQ(move_views(g).rewrites, 0) << type;
+    for (const char* reduce : {"reduce_sum", "reduce_mean", "reduce_prod"}) {
+      SCOPED_TRACE(fmt::format("{} {}", type, reduce));
+      auto g = parse(fmt::format(R"(
+        graph g(a: {0}[N, 4], b: {0}[N, 4], c: {0}[N, 4]) {{
+          x = concat(a, b, c, axis=1)
+          y = {1}(x, axes=[1])
+          return y
+        }})",
+                                 type, reduce));
+      MoveViewsResult r = rewrite(g);
+      const Graph& out = *r.graph;
+      const std::string text = print_graph(out);
+      EXPECT_EQ(count_op(out, OpKind::Concat), 0) << text;
+      const Node* root = producer_of(out, "y");
+      ASSERT_EQ(root->op, OpKind::Cast) << text;
+      EXPECT_EQ(out.value(root->outputs[0]).type.dtype, *dtype_from_name(type)) << text;
+      EXPECT_EQ(out.value(root->inputs[0]).type.dtype, DType::f32) << text;
+      EXPECT_EQ(count_op(out, OpKind::Cast), 4) << text;  // three pieces widened, one result
+      for (const Node& node : out.nodes())
+        if (op_info(node.op).op_class == OpClass::Reduce) {
+          EXPECT_EQ(out.value(node.outputs[0]).type.dtype, DType::f32) << text;
+        }
+      expect_same_results(*g, out, {{{"N", 1}}, {{"N", 6}}}, 1e-2);
+    }
   }
+}
+
+TEST(MoveViews, Float8SumsDoNotCombine) {
+  // float8 arithmetic rounds every result, so its partials would round too.
+  auto g = parse(R"(
+    graph g(a: f8e4m3fn[N, 4], b: f8e4m3fn[N, 4]) {
+      x = concat(a, b, axis=1)
+      y = reduce_sum(x, axes=[1])
+      return y
+    })");
+  EXPECT_EQ(move_views(g).rewrites, 0);
+}
+
+TEST(MoveViews, IntegerMeanKeepsTheConcat) {
   // The integer mean keeps the concat; the sum still takes it.
   auto g = parse(R"(
     graph g(a: i32[N, 4], b: i32[N, 4]) {
@@ -276,7 +333,8 @@ TEST(MoveViews, NarrowFloatSumsAndIntegerMeansDoNotCombine) {
     })");
   MoveViewsResult r = rewrite(g);
   EXPECT_EQ(producer_of(*r.graph, "y")->op, OpKind::ReduceMean);
-  EXPECT_EQ(producer_of(*r.graph, "s")->op, OpKind::Add);
+  EXPECT_EQ(producer_of(*r.graph, "s")->op, OpKind::ReduceSum);
+  EXPECT_EQ(count_op(*r.graph, OpKind::Add), 1);  // the pieces, added
   expect_same_results(*g, *r.graph, {{{"N", 1}}, {{"N", 6}}});
 }
 
