@@ -38,10 +38,57 @@ namespace {
 constexpr int64_t kNarrowLanes = 32;
 }  // namespace
 
+// The statements of a loop body in an order that keeps few vectors live:
+// depth first from each value the loop does not read itself (the values its
+// updates and row buffers take first, then the stores), operands before their
+// users, and each store right after the value it stores. g++ allocates
+// registers in statement order, so all loads first, then all products, then
+// all stores kept every value live at once: dlrm's 26 pieces summed by a
+// tree spilled most of them (bf16 [2048, 416] 0.200 -> 0.170 ms).
+std::vector<int> KernelEmitter::register_order(const std::vector<int>& nodes) const {
+  std::vector<int> in_loop(graph_.nodes.size(), -1);  // position in `nodes`, or -1
+  for (size_t i = 0; i < nodes.size(); ++i)
+    in_loop[static_cast<size_t>(nodes[i])] = static_cast<int>(i);
+  std::vector<std::vector<int>> users(nodes.size());
+  for (int id : nodes)
+    for (int in : operands(node(id)))
+      if (in_loop[static_cast<size_t>(in)] >= 0)
+        users[static_cast<size_t>(in_loop[static_cast<size_t>(in)])].push_back(id);
+  std::vector<bool> done(nodes.size(), false);
+  std::vector<int> order;
+  order.reserve(nodes.size());
+  const auto ready = [&](int id) {
+    for (int in : operands(node(id)))
+      if (in_loop[static_cast<size_t>(in)] >= 0 &&
+          !done[static_cast<size_t>(in_loop[static_cast<size_t>(in)])])
+        return false;
+    return true;
+  };
+  const auto visit = [&](const auto& self, int id) -> void {
+    const auto at = static_cast<size_t>(in_loop[static_cast<size_t>(id)]);
+    if (done[at]) return;
+    for (int in : operands(node(id)))
+      if (in_loop[static_cast<size_t>(in)] >= 0) self(self, in);
+    if (done[at]) return;  // a store, already placed right after its operand
+    done[at] = true;
+    order.push_back(id);
+    for (int user : users[at])
+      if (node(user).kind == AscKind::Store && ready(user)) self(self, user);
+  };
+  for (bool stores : {false, true})
+    for (size_t i = 0; i < nodes.size(); ++i)
+      if (users[i].empty() && (node(nodes[i]).kind == AscKind::Store) == stores)
+        visit(visit, nodes[i]);
+  AF_CHECK(order.size() == nodes.size(), "kernel {}: a loop body's order lost nodes", graph_.name);
+  return order;
+}
+
 void KernelEmitter::emit_inner_loop(int axis, const std::string& lo, const std::string& hi,
-                                    const std::vector<int>& nodes, const std::string& base_pragma,
+                                    const std::vector<int>& loop_nodes,
+                                    const std::string& base_pragma,
                                     const std::function<std::string(const std::string&)>& updates,
                                     const std::string& indent, std::string& out) const {
+  const std::vector<int> nodes = register_order(loop_nodes);
   // Gathers in the loop add reduction clauses (gather.cpp).
   emit_simd(nodes, indent, out, [&](const std::string& clauses) {
     const std::string pragma = base_pragma + clauses;

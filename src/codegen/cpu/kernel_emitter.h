@@ -93,6 +93,8 @@ class KernelEmitter {
                        const std::vector<int>& nodes, const std::string& pragma,
                        const std::function<std::string(const std::string&)>& updates,
                        const std::string& indent, std::string& out) const;
+  /// `nodes` reordered to keep few values live (inner_loop.cpp).
+  std::vector<int> register_order(const std::vector<int>& nodes) const;
   /// emit_inner_loop's loop(s) with `pragma` complete (inner_loop.cpp).
   void emit_loop_variants(int axis, const std::string& lo, const std::string& hi,
                           const std::vector<int>& nodes, const std::string& pragma,
