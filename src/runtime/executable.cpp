@@ -96,7 +96,7 @@ class ExecutableImpl final : public Executable {
   [[noreturn]] void throw_status(const LoadedKernel& kernel) const;
 
   Program program_;
-  ThreadPool pool_;
+  std::shared_ptr<ThreadPool> pool_;  // shared with other executables (ThreadPool::shared)
   af_machine machine_;
   Scratch arena_;
   Scratch library_scratch_;
@@ -121,8 +121,8 @@ class ExecutableImpl final : public Executable {
 
 ExecutableImpl::ExecutableImpl(Program program, int threads)
     : program_(std::move(program)),
-      pool_(threads > 0 ? threads : static_cast<int>(detect_machine().cores)),
-      machine_(detect_machine(pool_.num_threads())) {
+      pool_(ThreadPool::shared(threads > 0 ? threads : static_cast<int>(detect_machine().cores))),
+      machine_(detect_machine(pool_->num_threads())) {
   AF_CHECK(program_.fused.graph != nullptr, "program without a graph");
   plan_storage();
   group_ptr_.assign(groups_.size(), nullptr);
@@ -230,7 +230,7 @@ void ExecutableImpl::plan_storage() {
               shape.push_back(*d.as_const());
             HostTensor c(t.dtype, shape);
             TensorView out{c.data(), c.dtype(), c.shape()};
-            LibraryContext ctx{pool_, library_scratch_, machine_.min_block_bytes, &matmul_cache_};
+            LibraryContext ctx{*pool_, library_scratch_, machine_.min_block_bytes, &matmul_cache_};
             run_library_node(g, node, {}, std::span<const TensorView>(&out, 1), ctx);
             use_value(node.outputs[0]);
             Group& grp = groups_[static_cast<size_t>(group_of(node.outputs[0]))];
@@ -485,7 +485,7 @@ void ExecutableImpl::execute(const ShapeEntry& e, std::span<const HostTensor> in
         break;
     }
   }
-  LibraryContext ctx{pool_, library_scratch_, machine_.min_block_bytes, &matmul_cache_};
+  LibraryContext ctx{*pool_, library_scratch_, machine_.min_block_bytes, &matmul_cache_};
   for (size_t s = 0; s < steps_.size(); ++s) {
     const Step& step = steps_[s];
     if (step.kind == StepKind::Kernel) {
@@ -514,7 +514,8 @@ void ExecutableImpl::execute(const ShapeEntry& e, std::span<const HostTensor> in
       if (checks) status_ = af_status{};
       for (int64_t p = 0; p < e.phases[k]; ++p) {
         const int64_t first = p * blocks;
-        pool_.parallel_for(blocks, [&](int64_t block, int) { fn(tiling, arg_ptr, first + block); });
+        pool_->parallel_for(blocks,
+                            [&](int64_t block, int) { fn(tiling, arg_ptr, first + block); });
         if (checks && status_.code != AF_STATUS_OK) throw_status(kernel);
       }
       continue;

@@ -69,6 +69,22 @@ ThreadPool::ThreadPool(int num_threads) {
     workers_.emplace_back([this, i] { worker_main(i); });
 }
 
+std::shared_ptr<ThreadPool> ThreadPool::shared(int num_threads) {
+  static std::mutex mutex;
+  static std::vector<std::pair<int, std::weak_ptr<ThreadPool>>> pools;
+  std::lock_guard<std::mutex> lock(mutex);
+  for (auto& [threads, pool] : pools) {
+    if (threads != num_threads) continue;
+    if (std::shared_ptr<ThreadPool> alive = pool.lock()) return alive;
+    auto made = std::make_shared<ThreadPool>(num_threads);
+    pool = made;
+    return made;
+  }
+  auto made = std::make_shared<ThreadPool>(num_threads);
+  pools.emplace_back(num_threads, made);
+  return made;
+}
+
 ThreadPool::~ThreadPool() {
   stopping_.store(true, std::memory_order_seq_cst);
   job_word_.store((++seq_) << kParticipantBits, std::memory_order_seq_cst);

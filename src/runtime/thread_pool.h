@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <type_traits>
@@ -20,6 +21,13 @@ class ThreadPool {
  public:
   /// `num_threads` >= 1 counts the caller: num_threads - 1 workers start.
   explicit ThreadPool(int num_threads);
+  /// The process's pool of `num_threads` threads, shared by every caller
+  /// that asks for that many while one of them holds it. Executables use it:
+  /// each with its own workers, two executables run one after the other
+  /// (fused and unfused in `autofuse bench`, a model's graphs under
+  /// torch.compile) left one's workers spinning on the cores the other's
+  /// needed: a 2-block kernel on 2 cores ran as fast as on one.
+  static std::shared_ptr<ThreadPool> shared(int num_threads);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;

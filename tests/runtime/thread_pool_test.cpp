@@ -3,6 +3,7 @@
 #include "runtime/thread_pool.h"
 
 #include <atomic>
+#include <memory>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -27,6 +28,38 @@ TEST(ThreadPool, EveryBlockRunsExactlyOnce) {
     for (int64_t b = 0; b < n; ++b)
       EXPECT_EQ(hits[static_cast<size_t>(b)].load(), 1) << n << " " << b;
   }
+}
+
+TEST(ThreadPool, SharedPoolIsOnePerThreadCountWhileHeld) {
+  std::shared_ptr<ThreadPool> a = ThreadPool::shared(3);
+  std::shared_ptr<ThreadPool> b = ThreadPool::shared(3);
+  std::shared_ptr<ThreadPool> c = ThreadPool::shared(2);
+  EXPECT_EQ(a.get(), b.get());
+  EXPECT_NE(a.get(), c.get());
+  EXPECT_EQ(a->num_threads(), 3);
+  EXPECT_EQ(c->num_threads(), 2);
+  // Two holders launching at once from two threads: each launch covers its
+  // blocks (one of them may run serially on its caller).
+  std::vector<std::atomic<int>> hits(2000);
+  std::thread other([&] {
+    for (int rep = 0; rep < 100; ++rep)
+      b->parallel_for(10, [&](int64_t blk, int) { hits[static_cast<size_t>(blk)].fetch_add(1); });
+  });
+  for (int rep = 0; rep < 100; ++rep)
+    a->parallel_for(10,
+                    [&](int64_t blk, int) { hits[static_cast<size_t>(1000 + blk)].fetch_add(1); });
+  other.join();
+  for (int blk = 0; blk < 10; ++blk) {
+    EXPECT_EQ(hits[static_cast<size_t>(blk)].load(), 100);
+    EXPECT_EQ(hits[static_cast<size_t>(1000 + blk)].load(), 100);
+  }
+  // Released by every holder: the next caller gets a working fresh pool.
+  a.reset();
+  b.reset();
+  std::shared_ptr<ThreadPool> again = ThreadPool::shared(3);
+  std::atomic<int> ran{0};
+  again->parallel_for(5, [&](int64_t, int) { ran.fetch_add(1); });
+  EXPECT_EQ(ran.load(), 5);
 }
 
 TEST(ThreadPool, ZeroBlocksDoNothing) {
