@@ -5,6 +5,7 @@
 // f32/f16/bf16, rows of 1, primes, odd tails, rows longer than the buffer,
 // several reduced axes (the buffer index is their linear index), and split
 // machines (which must take the recomputing variant).
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -86,6 +87,66 @@ TEST(RowBuffer, CheapValuesAreRecomputed) {
                    nd_shapes(), 1e-5, 1e-5});
   const std::string code = check_cases(cases);
   EXPECT_THAT(code, Not(HasSubstr("ub_rows")));
+}
+
+std::string skip_layernorm_text(const std::string& dtype) {
+  return fmt::format(R"(graph skip_ln(x: {0}[N, D], skip: {0}[N, D], bias: {0}[D], gamma: {0}[D],
+                        beta: {0}[D]) {{
+  a = add(x, skip)
+  h = add(a, bias)
+  mean = reduce_mean(h, axes=[1], keepdims=true)
+  hc = sub(h, mean)
+  sq = mul(hc, hc)
+  var = reduce_mean(sq, axes=[1], keepdims=true)
+  eps = constant(dtype={0}, value=1e-5)
+  ve = add(var, eps)
+  inv = rsqrt(ve)
+  hn = mul(hc, inv)
+  hg = mul(hn, gamma)
+  y = add(hg, beta)
+  return y, h
+}})",
+                     dtype);
+}
+
+TEST(RowBuffer, CostlyNarrowValuesAreBufferedOnLongRows) {
+  // h = x + skip + bias from three 16-bit loads costs more than a buffer:
+  // it (and h - mean) are buffered when the row has at least 64 elements
+  // (ub_long); shorter rows, and rows longer than the buffers, recompute.
+  std::vector<GraphCase> cases;
+  cases.push_back(
+      {"skip_ln_bf16", parse_graph(skip_layernorm_text("bf16")), nd_shapes(), 3e-2, 3e-2});
+  cases.push_back(
+      {"skip_ln_f16", parse_graph(skip_layernorm_text("f16")), nd_shapes(), 4e-3, 4e-3});
+  const std::string code = check_split_cases(cases, /*expect_split=*/true);
+  EXPECT_THAT(code, HasSubstr("const bool ub_long = n1 >= 64;"));
+  EXPECT_THAT(code, HasSubstr("if (ub_rows && ub_long) {"));
+  EXPECT_THAT(code, HasSubstr("// h (row buffer)"));
+  EXPECT_THAT(code, HasSubstr("// hc (row buffer)"));
+  EXPECT_THAT(code, Not(HasSubstr("// a (row buffer)")));  // h's buffer covers it
+}
+
+TEST(RowBuffer, CostlyAndTranscendentalBuffersTogether) {
+  // A masked softmax in bf16: x * 0.125 + mask (two 16-bit loads) is a cost
+  // buffer, exp a transcendental one. Short rows keep the exp buffer only.
+  std::vector<GraphCase> cases;
+  cases.push_back({"masked_softmax_bf16", parse_graph(R"(graph g(x: bf16[N, D], mask: bf16[D]) {
+  c = constant(dtype=bf16, value=0.125)
+  xs = mul(x, c)
+  v = add(xs, mask)
+  m = reduce_max(v, axes=[1], keepdims=true)
+  d = sub(v, m)
+  e = exp(d)
+  s = reduce_sum(e, axes=[1], keepdims=true)
+  y = div(e, s)
+  return y
+})"),
+                   nd_shapes(), 3e-2, 1e-3});
+  const std::string code = check_split_cases(cases, /*expect_split=*/true);
+  EXPECT_THAT(code, HasSubstr("if (ub_rows && ub_long) {"));
+  EXPECT_THAT(code, HasSubstr("} else if (ub_rows) {  // the transcendental ones only"));
+  EXPECT_THAT(code, HasSubstr("// v (row buffer)"));
+  EXPECT_THAT(code, HasSubstr("// e (row buffer)"));
 }
 
 TEST(RowBuffer, BufferedAndSplitRunsAgree) {

@@ -311,7 +311,13 @@ class KernelEmitter {
   /// Row layout, per node: the pass that computes it and keeps it in its row
   /// buffer for later passes (an expensive value several passes need), else -1.
   std::vector<int> ub_write_pass_;
-  int64_t ub_capacity_ = 0;  ///< elements per row buffer
+  int64_t ub_capacity_ = 0;        ///< elements per row buffer
+  bool cost_buffers_ = false;      ///< some row buffer holds a value that is not transcendental
+  std::vector<bool> cost_buffer_;  ///< per node: its row buffer is one of those
+  /// While a pass is emitted: the variant uses the cost buffers (ub_long).
+  mutable bool ub_cost_ = false;
+  /// ub_write_pass_ of node `id` in the variant being emitted (-1: none).
+  int ub_write_pass(int id) const;
   /// While a pass's buffered variant is emitted: that pass; else -1.
   mutable int ub_pass_ = -1;
   /// Loads and Gathers whose later row the last pass prefetches (row_prefetch.cpp).

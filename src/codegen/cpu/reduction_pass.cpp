@@ -478,16 +478,48 @@ void KernelEmitter::emit_pass(int pass, const std::string& indent, std::string& 
     out += fmt::format("{}if (nsplit == 1 || phase == {}) {{\n", indent, pass);
     ind += "  ";
   }
-  bool buffered = false;  // the pass writes or reads a row buffer
+  // Whether the pass writes or reads a row buffer, with the cost buffers
+  // (row_buffers.cpp) in use or not.
+  const auto buffered = [&](bool with_cost) {
+    ub_cost_ = with_cost;
+    bool any = false;
+    for (const AscNode& n : graph_.nodes) {
+      const int w = ub_write_pass(n.id);
+      any = any || (plan.need[static_cast<size_t>(n.id)] && w >= 0 && w <= pass);
+    }
+    ub_cost_ = false;
+    return any;
+  };
+  const bool any_buffer = buffered(true);
+  const bool other_buffer = buffered(false);
+  bool cost_touched = false;
   for (const AscNode& n : graph_.nodes) {
     const auto id = static_cast<size_t>(n.id);
-    buffered = buffered || (plan.need[id] && ub_write_pass_[id] >= 0 && ub_write_pass_[id] <= pass);
+    cost_touched = cost_touched || (plan.need[id] && cost_buffer_[id] && ub_write_pass_[id] >= 0 &&
+                                    ub_write_pass_[id] <= pass);
   }
-  if (buffered) {
-    out += ind + "if (ub_rows) {  // row buffers (see row_buffers)\n";
-    ub_pass_ = pass;
-    emit_pass_body(plan_pass(pass), ind + "  ", out);
-    ub_pass_ = -1;
+  if (any_buffer) {
+    // A pass that touches cost buffers uses them only when ub_long holds;
+    // with transcendental buffers too, it has a variant with just those.
+    const bool by_length = cost_touched && !other_buffer;
+    const bool three = cost_touched && other_buffer;
+    const auto variant = [&](bool with_cost) {
+      ub_pass_ = pass;
+      ub_cost_ = with_cost;
+      emit_pass_body(plan_pass(pass), ind + "  ", out);
+      ub_pass_ = -1;
+      ub_cost_ = false;
+    };
+    if (three) {
+      out += ind + "if (ub_rows && ub_long) {  // row buffers (see row_buffers)\n";
+      variant(true);
+      out += ind + "} else if (ub_rows) {  // the transcendental ones only\n";
+      variant(false);
+    } else {
+      out += ind + (by_length ? "if (ub_rows && ub_long) {" : "if (ub_rows) {") +
+             "  // row buffers (see row_buffers)\n";
+      variant(true);
+    }
     out += ind + "} else {\n";
     emit_pass_body(plan, ind + "  ", out);
     out += ind + "}\n";

@@ -1,22 +1,29 @@
 // Row buffers of the Reduction template's row layout (the CPU's "UB"): a
 // value computed in a pass's vector loop is normally recomputed in every
 // later pass that needs it (the row's inputs stay in the L1/L2, so global
-// memory is read once). For an expensive value (a transcendental: softmax's
-// exp(x - max) is needed by the sum pass and again by the output pass) the
-// first pass that computes it also writes it to a row buffer `ub<id>`, and
-// later passes read it there instead of recomputing it and what it alone
-// needs (loads, broadcasts, the subtraction).
+// memory is read once). For an expensive value the first pass that computes
+// it also writes it to a row buffer `ub<id>`, and later passes read it there
+// instead of recomputing it and what it alone needs (loads, broadcasts, the
+// subtraction). Expensive: a transcendental (softmax's exp(x - max), needed
+// by the sum pass and again by the output pass), or a value whose
+// recomputation costs at least kBufferWorth vector instructions per element
+// (a "cost buffer": skip_layernorm bf16's x + skip + bias, three 16-bit
+// loads widened and two adds). A cost buffer whose users are all buffered
+// no later is left out (their buffers cover it).
 //
 // The buffers are function-scope arrays of ub_capacity_ elements each
 // (together at most tiling::kTileStackBytes, like the column layout's
 // arrays; plus kRowReducePad for a short row's reduction of a buffer,
-// short_row_reduce.cpp), indexed by the position in the row (the reduced axes' linear
-// index). They are used when `ub_rows` holds: the row fits and the kernel is
-// not split (a split runs the passes of a row in different launches, maybe
-// on different blocks). Every pass that touches a buffer is emitted twice,
-// `if (ub_rows) {buffered} else {recomputing}`, a branch per row outside the
-// loops. The buffered value is the same expression's result either way, so
-// both variants give bit-identical results.
+// short_row_reduce.cpp), indexed by the position in the row (the reduced
+// axes' linear index). They are used when `ub_rows` holds: the row fits and
+// the kernel is not split (a split runs the passes of a row in different
+// launches, maybe on different blocks); cost buffers only when `ub_long`
+// holds too (rows of >= kBufferMinRow elements). Every pass that touches a
+// buffer is emitted twice, `if (ub_rows) {buffered} else {recomputing}`, a
+// branch per row outside the loops; a pass touching both kinds three times
+// (`if (ub_rows && ub_long) {all} else if (ub_rows) {transcendental} else
+// {recomputing}`). The buffered value is the same expression's result either
+// way, so all variants give bit-identical results.
 #include <fmt/format.h>
 
 #include "autofuse/error.h"
@@ -30,9 +37,9 @@ using ascir::AscKind;
 
 namespace {
 
-/// Ops worth a buffer write and read (a few ns per element as vector math,
-/// against a store and a load to the L1).
-bool expensive(const ascir::AscNode& n) {
+/// Transcendental ops: worth a buffer write and read on their own (a few ns
+/// per element as vector math, against a store and a load to the L1).
+bool transcendental(const ascir::AscNode& n) {
   if (n.kind != AscKind::Compute || !is_float(ascir::compute_dtype(n.dtype))) return false;
   switch (n.op) {
     case OpKind::Exp:
@@ -49,11 +56,36 @@ bool expensive(const ascir::AscNode& n) {
   }
 }
 
+/// Vector instructions per element to compute `n` itself, roughly: a load
+/// of a 16-bit float widens it (2 more), f16 and float8 decode in software.
+int op_cost(const ascir::AscNode& n) {
+  switch (n.kind) {
+    case AscKind::Load:
+    case AscKind::Gather:
+      if (n.dtype == DType::f16 || is_float8(n.dtype)) return 8;
+      return dtype_size(n.dtype) == 2 ? 3 : 1;
+    case AscKind::Compute:
+      return transcendental(n) ? 20 : 1;
+    default:
+      return 0;
+  }
+}
+
+/// A value that costs at least this much to recompute per element is kept
+/// in a row buffer (a store once, a load per later pass) when several
+/// passes need it: skip_layernorm bf16's x + skip + bias (three bf16 loads
+/// widened and two adds, 11) is read back instead of recomputed twice.
+constexpr int kBufferWorth = 8;
+/// The shortest row that uses such buffers (see row_buffers()).
+constexpr int64_t kBufferMinRow = 64;
+
 }  // namespace
 
 void KernelEmitter::plan_row_buffers() {
   ub_write_pass_.assign(graph_.nodes.size(), -1);
+  cost_buffer_.assign(graph_.nodes.size(), false);
   ub_capacity_ = 0;
+  cost_buffers_ = false;
   if (column_ || depth_ < 1 || kernel_.num_passes < 2) return;
   std::vector<int> first(graph_.nodes.size(), -1), passes(graph_.nodes.size(), 0);
   for (int pass = 0; pass < kernel_.num_passes; ++pass) {
@@ -65,18 +97,48 @@ void KernelEmitter::plan_row_buffers() {
       ++passes[i];
     }
   }
+  // Recompute cost of each value in the vector loop: itself and what it
+  // reads there (nodes are in topological order; a shared operand counts
+  // once per user, which only overstates it).
+  std::vector<int> cost(graph_.nodes.size(), 0);
+  std::vector<bool> candidate(graph_.nodes.size(), false);
+  for (const AscNode& n : graph_.nodes) {
+    const auto id = static_cast<size_t>(n.id);
+    if (level_[id] != depth_) continue;
+    cost[id] = op_cost(n);
+    for (int in : n.inputs)
+      if (level_[static_cast<size_t>(in)] == depth_) cost[id] += cost[static_cast<size_t>(in)];
+    const bool value = n.kind == AscKind::Compute && is_float(ascir::compute_dtype(n.dtype));
+    candidate[id] = value && passes[id] >= 2 && (transcendental(n) || cost[id] >= kBufferWorth);
+  }
+  // A candidate whose every user is a candidate written no later needs no
+  // buffer of its own: later passes read its users' buffers instead.
+  const std::vector<std::vector<int>> users = graph_.users();
   int64_t bytes = 0;
   for (const AscNode& n : graph_.nodes) {
     const auto id = static_cast<size_t>(n.id);
-    if (passes[id] < 2 || level_[id] != depth_ || !expensive(n)) continue;
+    if (!candidate[id]) continue;
+    bool subsumed = !users[id].empty();
+    for (int u : users[id])
+      subsumed = subsumed && candidate[static_cast<size_t>(u)] &&
+                 first[static_cast<size_t>(u)] <= first[id];
+    if (subsumed) continue;
     ub_write_pass_[id] = first[id];
+    cost_buffer_[id] = !transcendental(n);
+    cost_buffers_ = cost_buffers_ || cost_buffer_[id];
     bytes += dtype_size(ascir::compute_dtype(n.dtype));
   }
   if (bytes > 0) ub_capacity_ = tiling::kTileStackBytes / bytes / 16 * 16;
 }
 
+int KernelEmitter::ub_write_pass(int id) const {
+  const auto i = static_cast<size_t>(id);
+  if (ub_write_pass_.empty() || (cost_buffer_[i] && !ub_cost_)) return -1;
+  return ub_write_pass_[i];
+}
+
 bool KernelEmitter::reads_row_buffer(int id, int pass) const {
-  const int w = ub_write_pass_.at(static_cast<size_t>(id));
+  const int w = ub_write_pass(id);
   return w >= 0 && w < pass;
 }
 
@@ -94,14 +156,22 @@ std::string KernelEmitter::row_buffers() const {
     if (!product.empty()) fits += fmt::format(" && {} * {} <= {}", product, size(a), ub_capacity_);
     product = product.empty() ? size(a) : product + " * " + size(a);
   }
+  const std::string row_elements = product.empty() ? "1" : product;
   out += fmt::format("  const bool ub_rows = nsplit == 1{};  // the passes use the row buffers\n",
                      fits);
+  // Rows shorter than kBufferMinRow recompute the values buffered only for
+  // their cost (see kBufferWorth): a short row's 16-bit loop stores its f32
+  // values as two 32-byte halves, and the next pass's 64-byte loads of them
+  // wait for store forwarding (softmax bf16 rows of 16: 4.6 -> 7.0 us).
+  if (cost_buffers_)
+    out += fmt::format("  const bool ub_long = {} >= {};  // cost buffers too\n", row_elements,
+                       kBufferMinRow);
   return out;
 }
 
 void KernelEmitter::emit_loop_node(const AscNode& n, const std::string& indent, std::string& out,
                                    bool to_buffer) const {
-  if (ub_pass_ < 0 || ub_write_pass_.empty() || ub_write_pass_[static_cast<size_t>(n.id)] < 0) {
+  if (ub_pass_ < 0 || ub_write_pass(n.id) < 0) {
     emit_node(n, indent, out, to_buffer);
     return;
   }
@@ -115,7 +185,7 @@ void KernelEmitter::emit_loop_node(const AscNode& n, const std::string& indent, 
     return;
   }
   emit_node(n, indent, out, to_buffer);
-  if (ub_write_pass_[static_cast<size_t>(n.id)] == ub_pass_)
+  if (ub_write_pass(n.id) == ub_pass_)
     out += fmt::format("{}ub{}[{}] = {};\n", indent, n.id, at, value(n.id));
 }
 

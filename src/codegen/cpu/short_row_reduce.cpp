@@ -106,7 +106,7 @@ void KernelEmitter::emit_short_row_loop(
   for (int r : plan.short_row) {
     const AscNode& n = node(r);
     const int input = n.inputs.at(0);
-    const int ub = ub_pass_ >= 0 ? ub_write_pass_.at(static_cast<size_t>(input)) : -1;
+    const int ub = ub_pass_ >= 0 ? ub_write_pass(input) : -1;
     std::string buffer, suffix;
     if (reads_in_place(node(input), axis)) {
       buffer = fmt::format("&p{}[{}]", node(node(input).inputs.at(0)).arg_index,
