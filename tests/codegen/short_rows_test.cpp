@@ -69,7 +69,7 @@ TEST(ShortRows, StaticRowsMatchTheReference) {
     }
   }
   const std::string code = check_cases(cases);
-  EXPECT_THAT(code, HasSubstr("// a whole row"));
+  EXPECT_THAT(code, HasSubstr("// whole rows"));
 }
 
 TEST(ShortRows, SourceStructure) {
@@ -93,12 +93,18 @@ TEST(ShortRows, SourceStructure) {
   // Static rows of 32 or more, and f32 rows: neither.
   EXPECT_THAT(kernel_part(source(softmax_text("bf16", "64"))), Not(HasSubstr("simdlen(16)")));
   EXPECT_THAT(kernel_part(source(softmax_text("f32", "D"))), Not(HasSubstr("simdlen(16)")));
-  // Elementwise: whole rows of a short static length get constant bounds.
+  // Elementwise: whole rows of a short static length run in a loop of
+  // their own with constant bounds and stepping bases (not under the
+  // streaming key, which keeps one whole row per segment).
   const std::string scale64 = kernel_part(source(scale_text("f32", "64")));
-  EXPECT_THAT(scale64, HasSubstr("if (c == 0 && end - f >= ninner) {  // a whole row"));
+  EXPECT_THAT(scale64, HasSubstr("if (c == 0 && end - f >= ninner && td->header.tiling_key != 1) "
+                                 "{  // whole rows"));
+  EXPECT_THAT(scale64, HasSubstr("for (int64_t w = 0; w < whole; ++w) {"));
+  EXPECT_THAT(scale64, HasSubstr("} else { b2 += INT64_C(64)*s_N; b5 += INT64_C(64); }"));
+  EXPECT_THAT(scale64, HasSubstr("if (c == 0 && end - f >= ninner) {  // a whole row, streaming"));
   EXPECT_THAT(scale64, HasSubstr("const int64_t nt_to = nt_part == 0 ? nt_lo : n2;"));
-  EXPECT_THAT(kernel_part(source(scale_text("f32", "D"))), Not(HasSubstr("a whole row")));
-  EXPECT_THAT(kernel_part(source(scale_text("f32", "1000"))), Not(HasSubstr("a whole row")));
+  EXPECT_THAT(kernel_part(source(scale_text("f32", "D"))), Not(HasSubstr("whole row")));
+  EXPECT_THAT(kernel_part(source(scale_text("f32", "1000"))), Not(HasSubstr("whole row")));
 }
 
 }  // namespace

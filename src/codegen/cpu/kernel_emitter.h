@@ -60,6 +60,13 @@ class KernelEmitter {
   std::string emit_reduction();
   /// Elementwise in transpose tiles (transpose_tiles.cpp, tiling.h).
   std::string emit_elementwise_tiled();
+  /// Elementwise: the row bases b<id> of the strided nodes (elementwise.cpp).
+  std::string row_bases(const std::string& indent, bool constant) const;
+  /// Elementwise: the per-row (level 0) nodes; stores only where a row
+  /// starts unless `whole_row`.
+  std::string row_nodes(const std::string& indent, bool whole_row) const;
+  /// Elementwise: the next whole row: indices advanced, bases stepped.
+  std::string step_row(const std::string& indent) const;
   /// Reads tile `tiles_` of every buffered Load into its buffer t<id>.
   std::string fill_tile_buffers(const std::string& indent) const;
 
