@@ -111,21 +111,26 @@ void KernelEmitter::plan_row_buffers() {
     const bool value = n.kind == AscKind::Compute && is_float(ascir::compute_dtype(n.dtype));
     candidate[id] = value && passes[id] >= 2 && (transcendental(n) || cost[id] >= kBufferWorth);
   }
-  // A candidate whose every user is a candidate written no later needs no
-  // buffer of its own: later passes read its users' buffers instead.
+  // A candidate whose every user is buffered, written no later and used
+  // whenever its own buffer would be, needs no buffer of its own: later
+  // passes read its users' buffers instead. Users come later in the node
+  // order, so deciding from the last node back sees their decisions.
   const std::vector<std::vector<int>> users = graph_.users();
   int64_t bytes = 0;
-  for (const AscNode& n : graph_.nodes) {
-    const auto id = static_cast<size_t>(n.id);
-    if (!candidate[id]) continue;
-    bool subsumed = !users[id].empty();
-    for (int u : users[id])
-      subsumed = subsumed && candidate[static_cast<size_t>(u)] &&
-                 first[static_cast<size_t>(u)] <= first[id];
+  for (size_t i = graph_.nodes.size(); i-- > 0;) {
+    if (!candidate[i]) continue;
+    const AscNode& n = graph_.nodes[i];
+    const bool cost_only = !transcendental(n);
+    bool subsumed = !users[i].empty();
+    for (int u : users[i]) {
+      const auto k = static_cast<size_t>(u);
+      subsumed = subsumed && ub_write_pass_[k] >= 0 && first[k] <= first[i] &&
+                 (cost_only || !cost_buffer_[k]);
+    }
     if (subsumed) continue;
-    ub_write_pass_[id] = first[id];
-    cost_buffer_[id] = !transcendental(n);
-    cost_buffers_ = cost_buffers_ || cost_buffer_[id];
+    ub_write_pass_[i] = first[i];
+    cost_buffer_[i] = cost_only;
+    cost_buffers_ = cost_buffers_ || cost_only;
     bytes += dtype_size(ascir::compute_dtype(n.dtype));
   }
   if (bytes > 0) ub_capacity_ = tiling::kTileStackBytes / bytes / 16 * 16;
