@@ -280,32 +280,35 @@ TEST(Streaming, SourceStructure) {
   for (const char* name : {"scale_shift", "layernorm"}) {
     const std::string k = kernel_text(m.code, name);
     SCOPED_TRACE(k);
+    // A Reduction has its row loop twice (unsplit rows, then split ones;
+    // reduction.cpp): its per-row code appears twice.
+    const size_t copies = std::string(name) == "layernorm" ? 2u : 1u;
     // The key is read once per row and once for the fence, never in a loop body.
-    EXPECT_EQ(count(k, "tiling_key"), 2u);
+    EXPECT_EQ(count(k, "tiling_key"), copies + 1);
     EXPECT_THAT(k, HasSubstr("if (AF_NT_STORES && td->header.tiling_key == 1 && "));
     EXPECT_THAT(k, HasSubstr(" + af_nt_peel(&q0["));
     EXPECT_THAT(k, HasSubstr("\n  if (AF_NT_STORES && td->header.tiling_key == 1) af_nt_fence();"));
     // Part and chunk loops, the plain loop of key 0 and short rows (layernorm:
     // and its variance pass's short-row loop, short_row_reduce.cpp; the mean
     // reduces the input row in place).
-    EXPECT_EQ(count(k, "#pragma omp simd\n"), std::string(name) == "layernorm" ? 4u : 3u);
+    EXPECT_EQ(count(k, "#pragma omp simd\n"), std::string(name) == "layernorm" ? 8u : 3u);
     EXPECT_THAT(k, HasSubstr("} else {\n#pragma omp simd\n"));  // the plain loop
     EXPECT_THAT(k, HasSubstr("float t"));                       // the chunk buffer
     EXPECT_THAT(k, HasSubstr("[AF_NT_CHUNK] __attribute__((aligned(64)));"));
     // The per-row branch precedes both loops.
     EXPECT_LT(k.find("tiling_key == 1 && "), k.find("for (int64_t i1 = nt_from; i1 < nt_to;"));
     EXPECT_LT(k.find("tiling_key == 1 && "), k.find("for (int64_t i1 = nt_k;"));
-    EXPECT_EQ(count(k, "af_nt_store(&q0["), 1u);
+    EXPECT_EQ(count(k, "af_nt_store(&q0["), copies);
     // The fence comes after the last loop.
     EXPECT_GT(k.find("af_nt_fence()"), k.rfind("af_nt_store("));
   }
   // stats: y and xc are stored in passes that accumulate; only the last
   // output (y * m2, a pass of its own) streams.
   const std::string s = kernel_text(m.code, "stats");
-  EXPECT_EQ(count(s, "af_nt_store("), 1u) << s;
+  EXPECT_EQ(count(s, "af_nt_store("), 2u) << s;  // one per row loop copy
   EXPECT_THAT(s, HasSubstr("af_nt_store(&q4["));
   // rmsnorm's output streams; row_sum has nothing to stream: no key at all.
-  EXPECT_EQ(count(kernel_text(m.code, "rmsnorm"), "af_nt_store("), 1u);
+  EXPECT_EQ(count(kernel_text(m.code, "rmsnorm"), "af_nt_store("), 2u);
   EXPECT_THAT(kernel_text(m.code, "row_sum"), Not(HasSubstr("af_nt")));
   EXPECT_THAT(kernel_text(m.code, "row_sum"), Not(HasSubstr("tiling_key")));
   // No intrinsics header (compile time).
@@ -330,8 +333,9 @@ TEST(Streaming, PrefetchesOfLaterRows) {
   kernels.push_back(schedule_graph(std::move(r).build({r.reduce_sum(x, {1}, true)})));
   const codegen::ModuleSource m = codegen::generate_cpu_module(kernels);
   const std::string ln = kernel_text(m.code, "layernorm");
-  EXPECT_EQ(count(ln, "__builtin_prefetch(&p0["), 4u) << ln;     // 64 f32 = 4 lines
-  EXPECT_EQ(count(ln, "__builtin_prefetch("), 4u) << ln;         // not gamma, beta
+  // 64 f32 = 4 lines, in each copy of the row loop (unsplit, split).
+  EXPECT_EQ(count(ln, "__builtin_prefetch(&p0["), 8u) << ln;
+  EXPECT_EQ(count(ln, "__builtin_prefetch("), 8u) << ln;  // not gamma, beta
   EXPECT_THAT(ln, HasSubstr("const bool pf_more = i0 + 2 < "));  // two rows on
   EXPECT_THAT(ln, HasSubstr("__builtin_prefetch(&p0[b1 + (nt_k + 48) + pf1]);"));
   // Inside the chunk loop, before its vector loop.
@@ -341,7 +345,7 @@ TEST(Streaming, PrefetchesOfLaterRows) {
   // kept in a row buffer for its cost, row_buffers.cpp; the row still
   // prefetches x for the next row's first pass).
   const std::string ln16 = kernel_text(m.code, "layernorm_f16");
-  EXPECT_EQ(count(ln16, "__builtin_prefetch("), 4u) << ln16;
+  EXPECT_EQ(count(ln16, "__builtin_prefetch("), 8u) << ln16;  // and two row loop copies
   EXPECT_THAT(ln16, HasSubstr("if (ub_rows && ub_long) {"));
   EXPECT_THAT(kernel_text(m.code, "scale_shift"), Not(HasSubstr("prefetch")));
   EXPECT_THAT(kernel_text(m.code, "row_sum"), Not(HasSubstr("prefetch")));
@@ -361,7 +365,7 @@ TEST(Streaming, PrefetchesOfLaterRows) {
   // Embedding rows: the index two rows on is loaded, wrapped and clamped
   // to the table, and its row prefetched (word, pos, token_type tables).
   const std::string be = kernel_text(m.code, "bert_embeddings");
-  EXPECT_EQ(count(be, "__builtin_prefetch("), 12u) << be;
+  EXPECT_EQ(count(be, "__builtin_prefetch("), 24u) << be;  // 12 per row loop copy
   EXPECT_THAT(be, HasSubstr("if (pf_more) { const int64_t r_ = (int64_t)p0[b1 + 2 * ("));
   EXPECT_THAT(be, HasSubstr("r_ < 0 ? r_ + (int64_t)(s_V) : r_; pf14 = ((uint64_t)w_ < "
                             "(uint64_t)(int64_t)(s_V) ? w_ : 0) * (INT64_C(768));"));

@@ -279,7 +279,13 @@ class KernelEmitter {
   std::string kahan_add(const AscNode& reduce, const std::string& value) const;
   std::string reduce_count(const AscNode& reduce) const;
   std::string tile_index() const;  // "i<tile> - t0"
-  bool split_possible() const { return !kernel_.inner_axes.empty(); }
+  /// Whether the code being emitted may run a split row (in segments, one
+  /// pass per launch): not in the unsplit copy of the row loop.
+  bool split_possible() const { return !kernel_.inner_axes.empty() && !unsplit_; }
+  /// The Reduction template's loop over its rows (reduction.cpp).
+  std::string row_loop() const;
+  /// While the unsplit copy of the row loop is emitted (nsplit == 1).
+  mutable bool unsplit_ = false;
 
   const schedule::ScheduledKernel& kernel_;
   const ascir::AscGraph& graph_;

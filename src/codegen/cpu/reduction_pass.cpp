@@ -473,11 +473,13 @@ void KernelEmitter::emit_pass(int pass, const std::string& indent, std::string& 
     out += fmt::format("{}{} {} = {};\n", indent, code.acc_type, acc(r), code.identity);
     if (code.tracks_nan) out += fmt::format("{}int {} = 0;\n", indent, nan(r));
   }
-  std::string ind = indent;
-  if (split_possible()) {  // a split kernel runs pass p in launch p
+  // A split kernel runs pass p in launch p; either way the pass is a block
+  // of its own (its declarations, e.g. column chunk counters, are per pass).
+  std::string ind = indent + "  ";
+  if (split_possible())
     out += fmt::format("{}if (nsplit == 1 || phase == {}) {{\n", indent, pass);
-    ind += "  ";
-  }
+  else
+    out += fmt::format("{}{{  // pass {}\n", indent, pass);
   // Whether the pass writes or reads a row buffer, with the cost buffers
   // (row_buffers.cpp) in use or not.
   const auto buffered = [&](bool with_cost) {
@@ -526,7 +528,7 @@ void KernelEmitter::emit_pass(int pass, const std::string& indent, std::string& 
   } else {
     emit_pass_body(plan, ind, out);
   }
-  if (split_possible()) out += indent + "}\n";
+  out += indent + "}\n";
 }
 
 void KernelEmitter::emit_pass_body(const PassPlan& plan, const std::string& indent,
