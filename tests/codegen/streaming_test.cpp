@@ -335,7 +335,7 @@ TEST(Streaming, PrefetchesOfLaterRows) {
   const std::string ln = kernel_text(m.code, "layernorm");
   // 64 f32 = 4 lines, in each copy of the row loop (unsplit, split).
   EXPECT_EQ(count(ln, "__builtin_prefetch(&p0["), 8u) << ln;
-  EXPECT_EQ(count(ln, "__builtin_prefetch("), 8u) << ln;  // not gamma, beta
+  EXPECT_EQ(count(ln, "__builtin_prefetch("), 8u) << ln;         // not gamma, beta
   EXPECT_THAT(ln, HasSubstr("const bool pf_more = i0 + 2 < "));  // two rows on
   EXPECT_THAT(ln, HasSubstr("__builtin_prefetch(&p0[b1 + (nt_k + 48) + pf1]);"));
   // Inside the chunk loop, before its vector loop.

@@ -60,7 +60,8 @@ class KernelEmitter {
   std::string emit_reduction();
   /// Elementwise in transpose tiles (transpose_tiles.cpp, tiling.h).
   std::string emit_elementwise_tiled();
-  /// Elementwise: the row bases b<id> of the strided nodes (elementwise.cpp).
+  /// The row bases b<id> of the strided nodes, from the row indices (both
+  /// templates; elementwise.cpp).
   std::string row_bases(const std::string& indent, bool constant) const;
   /// Elementwise: the per-row (level 0) nodes; stores only where a row
   /// starts unless `whole_row`.

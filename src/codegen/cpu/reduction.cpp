@@ -116,10 +116,7 @@ std::string KernelEmitter::row_loop() const {
     out += fmt::format("{}const int64_t t1 = af_min(t0 + tw, {});\n", ind, size(kernel_.tile_axis));
     if (fold_) out += ind + "const int64_t tf = t0 + fold * (t1 - t0);  // folded lanes\n";
   }
-  for (const AscNode& n : graph_.nodes) {
-    if (!live_[static_cast<size_t>(n.id)] || level_[static_cast<size_t>(n.id)] < 0) continue;
-    if (is_strided(n)) out += fmt::format("{}const int64_t b{} = {};\n", ind, n.id, row_base(n));
-  }
+  out += row_bases(ind, /*constant=*/true);
   out += row_prefetch_offsets(ind);
   bool jumps = false;
   for (int stage = 0; stage <= kernel_.num_passes; ++stage) {

@@ -480,27 +480,15 @@ void KernelEmitter::emit_pass(int pass, const std::string& indent, std::string& 
     out += fmt::format("{}if (nsplit == 1 || phase == {}) {{\n", indent, pass);
   else
     out += fmt::format("{}{{  // pass {}\n", indent, pass);
-  // Whether the pass writes or reads a row buffer, with the cost buffers
-  // (row_buffers.cpp) in use or not.
-  const auto buffered = [&](bool with_cost) {
-    ub_cost_ = with_cost;
-    bool any = false;
-    for (const AscNode& n : graph_.nodes) {
-      const int w = ub_write_pass(n.id);
-      any = any || (plan.need[static_cast<size_t>(n.id)] && w >= 0 && w <= pass);
-    }
-    ub_cost_ = false;
-    return any;
-  };
-  const bool any_buffer = buffered(true);
-  const bool other_buffer = buffered(false);
-  bool cost_touched = false;
+  // Whether the pass writes or reads a row buffer: a transcendental one
+  // (`other_buffer`) or a cost buffer (row_buffers.cpp).
+  bool other_buffer = false, cost_touched = false;
   for (const AscNode& n : graph_.nodes) {
     const auto id = static_cast<size_t>(n.id);
-    cost_touched = cost_touched || (plan.need[id] && cost_buffer_[id] && ub_write_pass_[id] >= 0 &&
-                                    ub_write_pass_[id] <= pass);
+    if (!plan.need[id] || ub_write_pass_[id] < 0 || ub_write_pass_[id] > pass) continue;
+    (cost_buffer_[id] ? cost_touched : other_buffer) = true;
   }
-  if (any_buffer) {
+  if (other_buffer || cost_touched) {
     // A pass that touches cost buffers uses them only when ub_long holds;
     // with transcendental buffers too, it has a variant with just those.
     const bool by_length = cost_touched && !other_buffer;
