@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "autofuse/error.h"
 
 namespace autofuse::tiling {
@@ -84,12 +86,31 @@ bool streams(const ScheduledKernel& kernel, const AscNode& store) {
   if (kernel.is_row_node.at(static_cast<size_t>(store.id))) return false;
   const AscGraph& g = kernel.graph;
   const int pass = kernel.node_pass.at(static_cast<size_t>(store.id));
+  // Rows reduced from buffers: the row layout's one reduced axis, short
+  // (but not shorter than a chunk: such a pass would never stream).
+  const std::optional<int64_t> row = g.axes.at(static_cast<size_t>(axis)).size.as_const();
+  const bool short_rows = kernel.tile_axis < 0 && kernel.inner_axes.size() == 1 && row &&
+                          *row >= kStreamChunk && *row <= kShortReduceRow;
   for (const AscNode& n : g.nodes) {
     if (n.kind == AscKind::Reduce && kernel.node_pass.at(static_cast<size_t>(n.id)) == pass &&
-        varies_along(g.node(n.inputs.at(0)), axis))
+        varies_along(g.node(n.inputs.at(0)), axis) && !(short_rows && reduces_from_buffer(n)))
       return false;
   }
   return true;
+}
+
+bool reduces_from_buffer(const AscNode& reduce) {
+  if (reduce.kind != AscKind::Reduce || !is_float(reduce.dtype) || reduce.dtype == DType::f64)
+    return false;
+  switch (reduce.op) {
+    case OpKind::ReduceSum:
+    case OpKind::ReduceMean:
+    case OpKind::ReduceMax:
+    case OpKind::ReduceMin:
+      return true;
+    default:
+      return false;
+  }
 }
 
 sym::Expr output_bytes(const ScheduledKernel& kernel) {

@@ -15,6 +15,7 @@
 #include "autofuse/graph/text.h"
 #include "autofuse/ref/interpreter.h"
 #include "autofuse/ref/random.h"
+#include "autofuse/tiling/tiling.h"
 #include "codegen_test_util.h"
 
 namespace autofuse::codegen_test {
@@ -64,6 +65,22 @@ Graph stats() {  // stores in passes that also accumulate (not streamed)
   Tensor y = b.div(xc, b.sqrt(b.add(var, b.scalar(1e-5))));
   Tensor m2 = b.reduce_max(y, {1}, true);
   return std::move(b).build({y, mean, xc, m2, b.mul(y, m2)});
+}
+
+// stats() over rows of a constant length, after a residual add whose sum is
+// an output too (skip-LayerNorm's): rows of at most tiling::kShortReduceRow
+// are reduced from buffers, so every pass's stores stream.
+Graph short_stats(int64_t d, DType dt) {
+  GraphBuilder b(fmt::format("short_stats_{}_{}", d, dtype_name(dt)));
+  Tensor x = b.input("x", dt, {S("N"), sym::Expr(d)});
+  Tensor skip = b.input("skip", dt, {S("N"), sym::Expr(d)});
+  Tensor h = b.add(x, skip);
+  Tensor mean = b.reduce_mean(h, {1}, true);
+  Tensor xc = b.sub(h, mean);
+  Tensor var = b.reduce_mean(b.mul(xc, xc), {1}, true);
+  Tensor y = b.div(xc, b.sqrt(b.add(var, b.scalar(1e-5, dt))));
+  Tensor m2 = b.reduce_max(y, {1}, true);
+  return std::move(b).build({h, y, mean, xc, m2, b.mul(y, m2)});
 }
 
 Graph outer_and_inner() {  // two reduced axes: the store streams in the inner one
@@ -119,6 +136,12 @@ std::vector<Case> cases() {
                  {{{"B", 2}, {"S", 3}, {"V", 5}}, {{"B", 3}, {"S", 7}, {"V", 40}}},
                  1e-5});
   out.push_back({"stats", stats(), rows, 1e-5});
+  const std::vector<sym::Binding> n_rows = {{{"N", 1}}, {{"N", 3}}, {{"N", 7}}};
+  out.push_back({"short_stats_768", short_stats(768, DType::f32), n_rows, 1e-5});
+  out.push_back({"short_stats_1000", short_stats(1000, DType::f32), n_rows, 1e-5});
+  out.push_back({"short_stats_200_bf16", short_stats(200, DType::bf16), n_rows, 3e-2});
+  out.push_back({"short_stats_40", short_stats(40, DType::f32), n_rows, 1e-5});
+  out.push_back({"long_stats_1025", short_stats(1025, DType::f32), n_rows, 1e-5});
   out.push_back({"outer_and_inner",
                  outer_and_inner(),
                  {{{"A", 2}, {"B", 3}, {"C", 200}}, {{"A", 3}, {"B", 2}, {"C", 1023}}},
@@ -270,9 +293,12 @@ size_t count(const std::string& text, const std::string& what) {
 }
 
 TEST(Streaming, SourceStructure) {
-  std::vector<schedule::ScheduledKernel> kernels = {
-      schedule_graph(scale_shift()), schedule_graph(example("layernorm")), schedule_graph(stats()),
-      schedule_graph(example("rmsnorm"))};
+  std::vector<schedule::ScheduledKernel> kernels = {schedule_graph(scale_shift()),
+                                                    schedule_graph(example("layernorm")),
+                                                    schedule_graph(stats()),
+                                                    schedule_graph(example("rmsnorm")),
+                                                    schedule_graph(short_stats(768, DType::f32)),
+                                                    schedule_graph(short_stats(1025, DType::f32))};
   GraphBuilder r("row_sum");
   Tensor x = r.input("x", DType::f32, {S("N"), S("D")});
   kernels.push_back(schedule_graph(std::move(r).build({r.reduce_sum(x, {1}, true)})));
@@ -307,10 +333,24 @@ TEST(Streaming, SourceStructure) {
   const std::string s = kernel_text(m.code, "stats");
   EXPECT_EQ(count(s, "af_nt_store("), 2u) << s;  // one per row loop copy
   EXPECT_THAT(s, HasSubstr("af_nt_store(&q4["));
+  // Constant rows of at most tiling::kShortReduceRow are reduced from
+  // buffers: the stores of every pass stream (h in the mean's pass, xc in the
+  // variance's, y in the max's, y * m2), the buffer writes in each variant.
+  // Longer rows accumulate in the loop: only the last pass streams.
+  const std::string ss = kernel_text(m.code, "short_stats_768_f32");
+  EXPECT_EQ(count(ss, "af_nt_store("), 8u) << ss;
+  for (const char* q : {"q0", "q1", "q3", "q5"})
+    EXPECT_THAT(ss, HasSubstr(fmt::format("af_nt_store(&{}[", q)));
+  EXPECT_THAT(ss, HasSubstr("      rb"));
+  const std::string ls = kernel_text(m.code, "short_stats_1025_f32");
+  EXPECT_EQ(count(ls, "af_nt_store("), 2u) << ls;
+  EXPECT_THAT(ls, HasSubstr("af_nt_store(&q5["));
   // rmsnorm's output streams; row_sum has nothing to stream: no key at all.
   EXPECT_EQ(count(kernel_text(m.code, "rmsnorm"), "af_nt_store("), 2u);
   EXPECT_THAT(kernel_text(m.code, "row_sum"), Not(HasSubstr("af_nt")));
   EXPECT_THAT(kernel_text(m.code, "row_sum"), Not(HasSubstr("tiling_key")));
+  // The chunk the streaming loops and tiling::streams assume.
+  EXPECT_THAT(m.code, HasSubstr(fmt::format("#define AF_NT_CHUNK {}\n", tiling::kStreamChunk)));
   // No intrinsics header (compile time).
   EXPECT_THAT(m.code, Not(HasSubstr("#include <immintrin.h>")));
 }

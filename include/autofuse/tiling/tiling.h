@@ -97,12 +97,30 @@ inline constexpr int64_t kStreamingStoresKey = 1;
 /// none.
 int vector_axis(const schedule::ScheduledKernel& kernel);
 
+/// Elements per chunk of a streaming loop (the prelude's AF_NT_CHUNK): rows
+/// shorter than this never stream.
+inline constexpr int64_t kStreamChunk = 64;
+
+/// The longest row of the Reduction template's row layout that a pass
+/// reduces from buffers after its vector loop (codegen's
+/// short_row_reduce.cpp) instead of accumulating in the loop.
+inline constexpr int64_t kShortReduceRow = 1024;
+
+/// Whether Reduce `reduce` of a row-layout kernel is reduced from a buffer
+/// when its row is short (<= kShortReduceRow): a float sum, mean, max or
+/// min accumulated in f32 (f16/bf16 are computed in f32; f64 and integer
+/// reductions and products accumulate in the loop).
+bool reduces_from_buffer(const ascir::AscNode& reduce);
+
 /// Whether Store `store` is written with streaming stores under
 /// kStreamingStoresKey: it is computed in the vector loop and contiguous
 /// (stride 1) along it, the kernel is not walked in transpose tiles, and
-/// (Reduction) no Reduce of its pass accumulates in
-/// that loop (splitting the loop into chunks would change the order of a
-/// float sum, and the two keys must give identical results).
+/// (Reduction) no Reduce of its pass accumulates in that loop (splitting the
+/// loop into chunks would change the order of a float sum, and the two keys
+/// must give identical results). A pass over rows of a constant length in
+/// [kStreamChunk, kShortReduceRow] whose Reduces all reduce from buffers
+/// (reduces_from_buffer) accumulates nothing in the loop: its stores stream
+/// (skip-LayerNorm's residual sum, stored in the mean's pass).
 bool streams(const schedule::ScheduledKernel& kernel, const ascir::AscNode& store);
 
 /// Bytes the kernel's Stores write in total (element size times the extent

@@ -150,14 +150,17 @@ void KernelEmitter::emit_loop_variants(
     if (streamed_.at(static_cast<size_t>(id))) streamed.push_back(id);
   AF_CHECK(streamed.empty() || axis == vector_axis_,
            "kernel {}: streamed stores outside the innermost loop", graph_.name);
-  if (streamed.empty() || updates) {  // accumulating loops keep ordinary stores
+  if (streamed.empty()) {
     emit_plain_loop(axis, lo, hi, nodes, pragma, updates, indent, out);
     return;
   }
+  // A loop that streams and has updates is a short row's: they write
+  // buffers by index (short_row_reduce.cpp), the same in every variant.
   const auto body = [&](const std::string& ind, bool to_buffer) {
     std::string b;
     for (int id : nodes)
       emit_loop_node(node(id), ind, b, to_buffer && streamed_[static_cast<size_t>(id)]);
+    if (updates) b += updates(ind);
     return b;
   };
 

@@ -56,7 +56,7 @@ using ascir::AscKind;
 namespace {
 
 /// Elements per chunk of the streaming variant: the prelude's AF_NT_CHUNK.
-constexpr int64_t kStreamChunk = 64;
+constexpr int64_t kStreamChunk = tiling::kStreamChunk;
 /// How many rows ahead: bert_embeddings B=64,S=512,V=30522 (1 thread) 16.5 ms
 /// one row ahead, 11.6-12.5 two, 11.9 four; contiguous rows (skip_layernorm)
 /// the same for one and two.

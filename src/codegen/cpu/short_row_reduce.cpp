@@ -35,6 +35,7 @@
 #include <optional>
 
 #include "autofuse/error.h"
+#include "autofuse/tiling/tiling.h"
 #include "codegen/cpu/c_exprs.h"
 #include "codegen/cpu/kernel_emitter.h"
 
@@ -44,7 +45,7 @@ namespace {
 
 /// The longest row reduced from buffers: at most one cascade chunk (the
 /// sum's error bound), and the buffers are stack arrays of this many floats.
-constexpr int64_t kShortReduceRow = 1024;
+constexpr int64_t kShortReduceRow = tiling::kShortReduceRow;
 
 /// The prelude function reducing a float buffer with `op`, or empty.
 std::string row_function(OpKind op) {
@@ -80,7 +81,9 @@ std::vector<int> KernelEmitter::short_row_reduces(const PassPlan& plan) const {
     const AscNode& n = node(r);
     if (accumulate_level(n) != plan.deepest) continue;
     // All or none: a clause left in the loop would keep its lane epilogue.
-    if (reduce_code(n.op, n.dtype).acc_type != "float" || row_function(n.op).empty()) return {};
+    if (!tiling::reduces_from_buffer(n)) return {};
+    AF_CHECK(reduce_code(n.op, n.dtype).acc_type == "float" && !row_function(n.op).empty(),
+             "kernel {}: {} is not reduced from a float buffer", graph_.name, n.name);
     reduces.push_back(r);
   }
   return reduces;
@@ -128,7 +131,9 @@ void KernelEmitter::emit_short_row_loop(
       reduce += fmt::format("{}{} = {}({}, hi - lo);\n", ind, acc(r), call, buffer);
     }
   }
-  // Never null: a loop with updates keeps its stores ordinary (emit_loop_variants).
+  // Never null, and only buffer writes: a loop streams its stores under key 1
+  // when its Reduces all reduce from buffers (tiling::streams), the buffer
+  // writes repeated in each of its variants (emit_loop_variants).
   const auto buffer_writes = [&](const std::string& at) {
     return writes.empty() ? std::string() : at + writes + "\n";
   };
