@@ -152,6 +152,8 @@ TilingSource emit_tiling(const ScheduledKernel& kernel, const std::string& name)
     c += fmt::format("  int64_t {};  // tiles per row\n", kTilesField);
     c += fmt::format("  int64_t {};  // workspace bytes per accumulator\n", kWorkspaceSlotField);
     c += fmt::format("  int64_t {};  // rows per vector loop (column layout)\n", kFoldField);
+    c += fmt::format("  int64_t {};  // reduced indices the prefetches run ahead (0: none)\n",
+                     kPrefetchRowsField);
   }
   c += "};\n\n";
 

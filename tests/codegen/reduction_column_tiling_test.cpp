@@ -10,6 +10,7 @@
 #include "autofuse/graph/text.h"
 #include "autofuse/ref/interpreter.h"
 #include "autofuse/ref/random.h"
+#include "autofuse/tiling/tiling.h"
 #include "reduction_test_util.h"
 
 namespace autofuse::codegen_test {
@@ -33,6 +34,39 @@ af_machine two_cores() {
   m.vector_bytes = 64;
   m.min_block_bytes = 64 << 10;
   return m;
+}
+
+TEST(ColumnTiling, DataLargerThanTheCachePrefetchesTileRows) {
+  // Each pass prefetches its tile rows tiling::kColumnPrefetchBytes (f32)
+  // ahead once the data moved exceeds half the L3; not for data in cache.
+  const Graph g = parse_graph(col_text("f32"));
+  std::vector<schedule::ScheduledKernel> kernels = {schedule_graph(g)};
+  const codegen::ModuleSource module = codegen::generate_cpu_module(kernels);
+  const auto so = compile(module);
+  const std::string kernel = module.code.substr(module.code.find("_kernel(const void*"));
+  size_t loops = 0;
+  for (size_t at = kernel.find("if (pf_rows > 0 && i0 + pf_rows < hi) {"); at != std::string::npos;
+       at = kernel.find("if (pf_rows > 0 && i0 + pf_rows < hi) {", at + 1))
+    ++loops;
+  EXPECT_EQ(loops, 4u) << kernel;  // both passes, in both copies of the row loop
+  EXPECT_NE(kernel.find("__builtin_prefetch(&p0["), std::string::npos);
+  af_machine small_l3 = two_cores();
+  small_l3.l3_bytes = 4 << 20;
+  for (const int64_t n : {int64_t{64}, int64_t{2048}}) {
+    const sym::Binding binding = {{"N", n}, {"D", 1000}};
+    const std::vector<HostTensor> inputs = random_inputs(g, binding, 7);
+    const std::vector<HostTensor> want = run_reference(g, inputs, binding);
+    for (const af_machine& m : {two_cores(), small_l3}) {
+      const PhasedRun run =
+          run_phased(*so, module.kernels[0], kernels[0].graph, g, inputs, binding, m);
+      // [64, 1000] moves 0.5 MB, [2048, 1000] 16 MB: above half the L3 only
+      // on the 4 MiB one; 32 KiB ahead are 8 rows of a 1000-wide tile.
+      const bool large = m.l3_bytes == small_l3.l3_bytes && n == 2048;
+      EXPECT_EQ(run.pf_rows, large ? (tiling::kColumnPrefetchBytes / (run.tile * 4)) : 0)
+          << n << " rows, L3 " << m.l3_bytes << ", tile " << run.tile;
+      EXPECT_TRUE(tensors_close(run.outputs[0], want[0], 1e-5, 1e-5)) << n;
+    }
+  }
 }
 
 TEST(ColumnTiling, BroadcastConsumerKeepsWideTilesAndBalancedSegments) {

@@ -55,12 +55,13 @@ PhasedRun run_phased(const jit::Module& module, const codegen::KernelSource& k,
   run.phases = std::max<int64_t>(1, header->num_phases);
   run.workspace_bytes = header->workspace_bytes;
   // Field order of tiling.cpp's struct: header, symbols, axis sizes, work,
-  // chunk, split, seg_len, tile, tiles, ws_slot, fold.
+  // chunk, split, seg_len, tile, tiles, ws_slot, fold, pf_rows.
   const size_t split_at =
       sizeof(af_tiling_header) / 8 + k.symbols.size() + static_cast<size_t>(asc.num_axes()) + 2;
   run.split = td.at(split_at);
   run.tile = td.at(split_at + 2);
   run.fold = td.at(split_at + 5);
+  run.pf_rows = td.at(split_at + 6);
 
   std::vector<void*> args;
   for (ValueId v : asc.inputs) {
@@ -96,8 +97,10 @@ std::string check_split_cases(std::vector<GraphCase>& cases, bool expect_split, 
   const codegen::ModuleSource module = codegen::generate_cpu_module(kernels);
   const std::shared_ptr<jit::Module> so = compile(module);
   const af_machine machines[] = {
-      one_core(),          many_tiny_blocks(3, 1), many_tiny_blocks(7, 4), split_machine(64, 64),
-      split_machine(5, 4), split_machine(3, 16)};
+      one_core(), many_tiny_blocks(3, 1), many_tiny_blocks(7, 4), split_machine(64, 64),
+      split_machine(5, 4), split_machine(3, 16),
+      // Data "larger than the cache": streaming stores, column prefetches.
+      af_machine{2, 32 << 10, 1 << 20, 1 << 10, 64, 1}};
   for (size_t i = 0; i < cases.size(); ++i) {
     GraphCase& c = cases[i];
     bool split = false;

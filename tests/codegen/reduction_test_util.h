@@ -17,10 +17,11 @@ struct PhasedRun {
   int64_t block_dim = 0;
   int64_t phases = 0;
   int64_t workspace_bytes = 0;
-  int64_t split = 0;   ///< tiling data field `split`
-  int64_t tile = 0;    ///< tiling data field `tile`
-  int64_t fold = 0;    ///< tiling data field `fold`
-  af_status status{};  ///< what the kernel reported over all launches
+  int64_t split = 0;    ///< tiling data field `split`
+  int64_t tile = 0;     ///< tiling data field `tile`
+  int64_t fold = 0;     ///< tiling data field `fold`
+  int64_t pf_rows = 0;  ///< tiling data field `pf_rows`
+  af_status status{};   ///< what the kernel reported over all launches
 };
 
 /// Like run_kernel, offering `max_phases` launches: the tiling function may

@@ -55,6 +55,13 @@ inline constexpr std::string_view kTilesField = "tiles";
 inline constexpr std::string_view kWorkspaceSlotField = "ws_slot";
 /// Column layout: rows folded into one vector loop (folds_rows; 1: none).
 inline constexpr std::string_view kFoldField = "fold";
+/// Column layout: how many reduced indices ahead the passes prefetch their
+/// tile rows (0: none; the data fits the cache).
+inline constexpr std::string_view kPrefetchRowsField = "pf_rows";
+/// Column layout: bytes of tile rows (f32 counted) the prefetches run ahead
+/// of the loads. batchnorm_stats [65536, 256], 1 thread: 7.6 ms without,
+/// 6.3 with 8 KiB, 5.8-6.0 with 32 KiB, 5.7 with 64 and 128 KiB.
+inline constexpr int64_t kColumnPrefetchBytes = 32 << 10;
 
 /// The widest tile of the column layout, in elements.
 inline constexpr int64_t kMaxTile = 1024;

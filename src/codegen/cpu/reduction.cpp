@@ -86,6 +86,9 @@ std::string KernelEmitter::unit_loop_head() const {
     out += "  const int64_t tw = td->tile;\n";
     if (fold_) out += "  const int64_t fold = td->fold;  // rows per tile loop\n";
     out += "  const int64_t ntiles = td->tiles;\n";
+    out += fmt::format("  const int64_t pf_rows = td->{};  // tile rows prefetched ahead\n",
+                       tiling::kPrefetchRowsField);
+    out += "  (void)pf_rows;\n";
     out += "  int64_t tile = row_begin / nsplit % ntiles;\n";
     out += decompose_row("row_begin / nsplit / ntiles", "  ");
   } else {

@@ -143,6 +143,33 @@ std::string KernelEmitter::row_prefetches(int axis, const std::string& at,
   return out;
 }
 
+std::string KernelEmitter::column_prefetches(int level, const std::vector<int>& body,
+                                             const std::string& indent) const {
+  if (!column_ || level < 1) return {};
+  const int axis = kernel_.inner_axes.at(static_cast<size_t>(level - 1));
+  const std::string hi = axis == kernel_.inner_axes.front() ? "hi" : size(axis);
+  const std::string end = fold_ ? "tg" : "t1";  // folded rows are contiguous
+  std::string lines;
+  for (int id : body) {
+    const AscNode& n = node(id);
+    if (n.kind != AscKind::Load || buffered_.at(static_cast<size_t>(id)) ||
+        node(n.inputs.at(0)).kind != AscKind::Data)
+      continue;
+    const sym::Expr& along = n.view.strides.at(static_cast<size_t>(axis));
+    if (n.view.strides.at(static_cast<size_t>(kernel_.tile_axis)) != sym::Expr(1) ||
+        along == sym::Expr(0))
+      continue;
+    lines += fmt::format(
+        "{}  for (int64_t k_ = t0; k_ < {}; k_ += {}) __builtin_prefetch(&p{}[{} + pf_rows * "
+        "({})]);  // {}\n",
+        indent, end, elements_per_line(n.dtype), node(n.inputs.at(0)).arg_index,
+        address(n, kernel_.tile_axis, "k_"), expr(along), n.name);
+  }
+  if (lines.empty()) return {};
+  return fmt::format("{}if (pf_rows > 0 && i{} + pf_rows < {}) {{\n", indent, axis, hi) + lines +
+         indent + "}\n";
+}
+
 std::string KernelEmitter::strided_row_prefetches(const std::string& indent) const {
   if (row_axes_.empty() || depth_ != 1 || vector_axis_ < 0) return {};
   const auto vec = static_cast<size_t>(vector_axis_);
