@@ -87,10 +87,11 @@ bool streams(const ScheduledKernel& kernel, const AscNode& store) {
   const AscGraph& g = kernel.graph;
   const int pass = kernel.node_pass.at(static_cast<size_t>(store.id));
   // Rows reduced from buffers: the row layout's one reduced axis, short
-  // (but not shorter than a chunk: such a pass would never stream).
+  // (but a chunk or whole cache lines: else such a pass would never stream).
   const std::optional<int64_t> row = g.axes.at(static_cast<size_t>(axis)).size.as_const();
-  const bool short_rows = kernel.tile_axis < 0 && kernel.inner_axes.size() == 1 && row &&
-                          *row >= kStreamChunk && *row <= kShortReduceRow;
+  const bool short_rows =
+      kernel.tile_axis < 0 && kernel.inner_axes.size() == 1 && row && *row <= kShortReduceRow &&
+      (*row >= kStreamChunk || *row * static_cast<int64_t>(dtype_size(store.dtype)) % 64 == 0);
   for (const AscNode& n : g.nodes) {
     if (n.kind == AscKind::Reduce && kernel.node_pass.at(static_cast<size_t>(n.id)) == pass &&
         varies_along(g.node(n.inputs.at(0)), axis) && !(short_rows && reduces_from_buffer(n)))

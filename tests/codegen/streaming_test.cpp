@@ -83,6 +83,15 @@ Graph short_stats(int64_t d, DType dt) {
   return std::move(b).build({h, y, mean, xc, m2, b.mul(y, m2)});
 }
 
+// Rows of a constant length shorter than a chunk (the broadcast operand keeps
+// the axes apart): whole rows of whole cache lines stream whole.
+Graph const_rows(int64_t d, DType dt) {
+  GraphBuilder b(fmt::format("const_rows_{}_{}", d, dtype_name(dt)));
+  Tensor x = b.input("x", dt, {S("N"), sym::Expr(d)});
+  Tensor w = b.input("w", dt, {sym::Expr(d)});
+  return std::move(b).build({b.add(b.mul(x, w), w)});
+}
+
 Graph outer_and_inner() {  // two reduced axes: the store streams in the inner one
   GraphBuilder b("outer_and_inner");
   Tensor x = b.input("x", DType::f32, {S("A"), S("B"), S("C")});
@@ -142,6 +151,16 @@ std::vector<Case> cases() {
   out.push_back({"short_stats_200_bf16", short_stats(200, DType::bf16), n_rows, 3e-2});
   out.push_back({"short_stats_40", short_stats(40, DType::f32), n_rows, 1e-5});
   out.push_back({"long_stats_1025", short_stats(1025, DType::f32), n_rows, 1e-5});
+  // Short rows of whole lines (f32 16 and 32, bf16 32; and 48 f32) and not
+  // (f32 8, bf16 16); a reducing pass over rows of 16 f32 and 32 bf16.
+  const std::vector<sym::Binding> more_rows = {{{"N", 1}}, {{"N", 5}}, {{"N", 70}}};
+  for (auto [d, dt] :
+       {std::pair{16, DType::f32}, std::pair{32, DType::f32}, std::pair{48, DType::f32},
+        std::pair{32, DType::bf16}, std::pair{8, DType::f32}, std::pair{16, DType::bf16}})
+    out.push_back({fmt::format("const_rows_{}_{}", d, dtype_name(dt)), const_rows(d, dt), more_rows,
+                   dt == DType::bf16 ? 1e-2 : 1e-6});
+  out.push_back({"short_stats_16", short_stats(16, DType::f32), more_rows, 1e-5});
+  out.push_back({"short_stats_32_bf16", short_stats(32, DType::bf16), more_rows, 3e-2});
   out.push_back({"outer_and_inner",
                  outer_and_inner(),
                  {{{"A", 2}, {"B", 3}, {"C", 200}}, {{"A", 3}, {"B", 2}, {"C", 1023}}},
@@ -298,7 +317,10 @@ TEST(Streaming, SourceStructure) {
                                                     schedule_graph(stats()),
                                                     schedule_graph(example("rmsnorm")),
                                                     schedule_graph(short_stats(768, DType::f32)),
-                                                    schedule_graph(short_stats(1025, DType::f32))};
+                                                    schedule_graph(short_stats(1025, DType::f32)),
+                                                    schedule_graph(const_rows(32, DType::f32)),
+                                                    schedule_graph(const_rows(8, DType::f32)),
+                                                    schedule_graph(short_stats(16, DType::f32))};
   GraphBuilder r("row_sum");
   Tensor x = r.input("x", DType::f32, {S("N"), S("D")});
   kernels.push_back(schedule_graph(std::move(r).build({r.reduce_sum(x, {1}, true)})));
@@ -345,6 +367,18 @@ TEST(Streaming, SourceStructure) {
   const std::string ls = kernel_text(m.code, "short_stats_1025_f32");
   EXPECT_EQ(count(ls, "af_nt_store("), 2u) << ls;
   EXPECT_THAT(ls, HasSubstr("af_nt_store(&q5["));
+  // Rows shorter than a chunk of whole cache lines stream whole (the
+  // elementwise whole-rows loop of key 0 has the branch too, never taken);
+  // rows of 8 f32 (half a line) never stream. A reducing pass over rows of
+  // 16 f32 streams its stores whole, in both row loop copies.
+  const std::string cr = kernel_text(m.code, "const_rows_32_f32");
+  EXPECT_THAT(cr, HasSubstr("td->header.tiling_key == 1 && n1 - 0 == 32) {  // whole lines"));
+  EXPECT_THAT(cr, HasSubstr("float t"));
+  EXPECT_THAT(cr, HasSubstr("[32] __attribute__((aligned(64)));"));
+  EXPECT_THAT(cr, Not(HasSubstr("AF_NT_CHUNK) {")));
+  EXPECT_THAT(kernel_text(m.code, "const_rows_8_f32"), Not(HasSubstr("whole lines")));
+  const std::string s16 = kernel_text(m.code, "short_stats_16_f32");
+  EXPECT_EQ(count(s16, "// whole lines"), 8u) << s16;  // h, xc, y, y * m2; two copies
   // rmsnorm's output streams; row_sum has nothing to stream: no key at all.
   EXPECT_EQ(count(kernel_text(m.code, "rmsnorm"), "af_nt_store("), 2u);
   EXPECT_THAT(kernel_text(m.code, "row_sum"), Not(HasSubstr("af_nt")));

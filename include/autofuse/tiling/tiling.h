@@ -104,8 +104,9 @@ inline constexpr int64_t kStreamingStoresKey = 1;
 /// none.
 int vector_axis(const schedule::ScheduledKernel& kernel);
 
-/// Elements per chunk of a streaming loop (the prelude's AF_NT_CHUNK): rows
-/// shorter than this never stream.
+/// Elements per chunk of a streaming loop (the prelude's AF_NT_CHUNK): a
+/// row shorter than this streams only whole (a constant length of whole
+/// cache lines; codegen's inner_loop.cpp).
 inline constexpr int64_t kStreamChunk = 64;
 
 /// The longest row of the Reduction template's row layout that a pass
@@ -124,8 +125,9 @@ bool reduces_from_buffer(const ascir::AscNode& reduce);
 /// (stride 1) along it, the kernel is not walked in transpose tiles, and
 /// (Reduction) no Reduce of its pass accumulates in that loop (splitting the
 /// loop into chunks would change the order of a float sum, and the two keys
-/// must give identical results). A pass over rows of a constant length in
-/// [kStreamChunk, kShortReduceRow] whose Reduces all reduce from buffers
+/// must give identical results). A pass over rows of a constant length of
+/// at most kShortReduceRow, and at least kStreamChunk or whole cache lines of
+/// the store, whose Reduces all reduce from buffers
 /// (reduces_from_buffer) accumulates nothing in the loop: its stores stream
 /// (skip-LayerNorm's residual sum, stored in the mean's pass).
 bool streams(const schedule::ScheduledKernel& kernel, const ascir::AscNode& store);
