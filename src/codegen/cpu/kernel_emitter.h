@@ -229,12 +229,12 @@ class KernelEmitter {
   /// Elementwise: at a row's start, the prefetches of a later row of each
   /// short Load whose rows are apart in memory (row_prefetch.cpp).
   std::string strided_row_prefetches(const std::string& indent) const;
-  /// Column layout: before the tile loop inside reduced loop `level` (1:
-  /// the outermost), the prefetches of the tile row td->pf_rows indices on
-  /// along that loop of each Load in `body` that reads memory along it and
-  /// contiguously along the tile (row_prefetch.cpp).
-  std::string column_prefetches(int level, const std::vector<int>& body,
-                                const std::string& indent) const;
+  /// Column layout: before the tile loop [t0, `tile_end`) inside reduced
+  /// loop `level` (1: the outermost), the prefetches of the tile row
+  /// td->pf_rows indices on along that loop of each Load in `body` that
+  /// reads memory along it and contiguously along the tile (row_prefetch.cpp).
+  std::string column_prefetches(int level, const std::string& tile_end,
+                                const std::vector<int>& body, const std::string& indent) const;
   /// Whether node `id` is read from its row buffer in pass `pass` (buffered variant).
   bool reads_row_buffer(int id, int pass) const;
   /// The node's statements in a vector loop: emit_node, or under a buffered

@@ -341,9 +341,9 @@ void KernelEmitter::emit_vector_loop(const PassPlan& plan, const std::string& in
   if (column_) {
     // The tile loop: lanes are columns, no reduction clause; every
     // kColumnChunk reduced indices the chunk sums join the totals.
-    out += column_prefetches(plan.scalar_levels, body, ind);
-    emit_inner_loop(kernel_.tile_axis, "t0", plan.folded ? "tg" : "t1", body, "#pragma omp simd",
-                    updates, ind, out);
+    const std::string tile_end = plan.folded ? "tg" : "t1";
+    out += column_prefetches(plan.scalar_levels, tile_end, body, ind);
+    emit_inner_loop(kernel_.tile_axis, "t0", tile_end, body, "#pragma omp simd", updates, ind, out);
     if (!plan.chunked.empty()) {
       out +=
           fmt::format("{0}if (++chunk_rows == {1}) {{\n{0}  chunk_rows = 0;\n", ind, kColumnChunk);

@@ -143,12 +143,12 @@ std::string KernelEmitter::row_prefetches(int axis, const std::string& at,
   return out;
 }
 
-std::string KernelEmitter::column_prefetches(int level, const std::vector<int>& body,
+std::string KernelEmitter::column_prefetches(int level, const std::string& tile_end,
+                                             const std::vector<int>& body,
                                              const std::string& indent) const {
   if (!column_ || level < 1) return {};
   const int axis = kernel_.inner_axes.at(static_cast<size_t>(level - 1));
   const std::string hi = axis == kernel_.inner_axes.front() ? "hi" : size(axis);
-  const std::string end = fold_ ? "tg" : "t1";  // folded rows are contiguous
   std::string lines;
   for (int id : body) {
     const AscNode& n = node(id);
@@ -162,7 +162,7 @@ std::string KernelEmitter::column_prefetches(int level, const std::vector<int>& 
     lines += fmt::format(
         "{}  for (int64_t k_ = t0; k_ < {}; k_ += {}) __builtin_prefetch(&p{}[{} + pf_rows * "
         "({})]);  // {}\n",
-        indent, end, elements_per_line(n.dtype), node(n.inputs.at(0)).arg_index,
+        indent, tile_end, elements_per_line(n.dtype), node(n.inputs.at(0)).arg_index,
         address(n, kernel_.tile_axis, "k_"), expr(along), n.name);
   }
   if (lines.empty()) return {};
