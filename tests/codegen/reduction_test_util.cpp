@@ -131,7 +131,9 @@ std::string check_split_cases(std::vector<GraphCase>& cases, bool expect_split, 
         }
       }
     }
-    if (expect_split) EXPECT_TRUE(split) << c.label << " never split";
+    if (expect_split) {
+      EXPECT_TRUE(split) << c.label << " never split";
+    }
   }
   return module.code;
 }

@@ -150,8 +150,12 @@ TEST(SumAccuracy, WithinTheStatedBoundAtTwoToThe24) {
                                   << ", exact " << sum[ci] << ", error / (eps sum|x|) "
                                   << err / (kEps * abs_sum[ci]);
           }
-          if (m.cores == 16) EXPECT_GT(run.split, 1) << "split across 16 cores";
-          if (column) EXPECT_GT(run.fold, 1) << "4 columns: rows fold into the vector loop";
+          if (m.cores == 16) {
+            EXPECT_GT(run.split, 1) << "split across 16 cores";
+          }
+          if (column) {
+            EXPECT_GT(run.fold, 1) << "4 columns: rows fold into the vector loop";
+          }
         }
       }
     }
