@@ -421,21 +421,30 @@ TEST(Streaming, PrefetchesOfLaterRows) {
   const std::string ln16 = kernel_text(m.code, "layernorm_f16");
   EXPECT_EQ(count(ln16, "__builtin_prefetch("), 8u) << ln16;  // and two row loop copies
   EXPECT_THAT(ln16, HasSubstr("if (ub_rows && ub_long) {"));
-  EXPECT_THAT(kernel_text(m.code, "scale_shift"), Not(HasSubstr("prefetch")));
   EXPECT_THAT(kernel_text(m.code, "row_sum"), Not(HasSubstr("prefetch")));
   // Two reduced axes (A and C): the row is B; the chunk loop runs in the
   // inner one and prefetches there.
   EXPECT_THAT(kernel_text(m.code, "outer_and_inner"), HasSubstr("__builtin_prefetch(&p0["));
   // Elementwise: short rows that are apart in memory (a transposed read)
-  // are prefetched 8 KiB ahead (32 rows of 64 f32) under the streaming key;
-  // rows that follow each other are not.
+  // are prefetched 8 KiB ahead (32 rows of 64 f32) at the row's start under
+  // the streaming key; other rows in the chunk loop, about 4 KiB ahead in
+  // whole rows (16 rows of 64 f32; a runtime count for a symbolic row), the
+  // row-invariant operands not.
   const std::string sr = kernel_text(m.code, "strided_rows");
   EXPECT_EQ(count(sr, "__builtin_prefetch("), 4u) << sr;
   EXPECT_THAT(sr, HasSubstr("if (td->header.tiling_key == 1 && i1 + 32 < n1) {"));  // i1: A
   EXPECT_THAT(sr, HasSubstr("__builtin_prefetch(&p0[b2 + 32 * (INT64_C(64)*s_B) + 48]);"));
+  EXPECT_THAT(sr, Not(HasSubstr("pf_more")));
   const std::string fr = kernel_text(m.code, "following_rows");
-  EXPECT_THAT(fr, HasSubstr("af_nt_store("));  // it streams, but reads one stream
-  EXPECT_THAT(fr, Not(HasSubstr("prefetch"))) << fr;
+  EXPECT_THAT(fr, HasSubstr("const bool pf_more = i1 + 16 < n1;"));  // i1: B
+  EXPECT_THAT(fr, HasSubstr("const int64_t pf1 = pf_more ? 16 * (int64_t)(INT64_C(64)) : 0;"));
+  // x only, not w; in the whole-row path and the general one.
+  EXPECT_EQ(count(fr, "__builtin_prefetch("), 8u) << fr;
+  EXPECT_LT(fr.find("for (int64_t nt_k = nt_lo;"), fr.find("__builtin_prefetch(&p0[b1 + (nt_k"));
+  const std::string ss = kernel_text(m.code, "scale_shift");
+  EXPECT_THAT(ss, HasSubstr("const bool pf_more = i0 + af_max(1, (4096 + af_max(1, n1 * 4) - 1) / "
+                            "af_max(1, n1 * 4)) < n0;"));
+  EXPECT_EQ(count(ss, "__builtin_prefetch("), 4u) << ss;  // x only
   // Embedding rows: the index two rows on is loaded, wrapped and clamped
   // to the table, and its row prefetched (word, pos, token_type tables).
   const std::string be = kernel_text(m.code, "bert_embeddings");

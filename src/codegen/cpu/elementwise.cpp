@@ -87,6 +87,7 @@ std::string KernelEmitter::emit_elementwise() {
   if (depth_ == 0) return out + "}\n";
 
   const int inner = kernel_.inner_axes.at(0);
+  plan_stream_prefetch();
   out += fmt::format("  const int64_t ninner = {};\n", size(inner));
   out += "  int64_t c = begin % ninner;  // column of the current row segment\n";
   out += decompose_row("begin / ninner", "  ");
@@ -131,7 +132,9 @@ std::string KernelEmitter::emit_elementwise() {
   out += row_bases("    ", /*constant=*/true);
   out += row_nodes("    ", /*whole_row=*/false);
   out += strided_row_prefetches("    ");
-  if (short_row && streams()) {  // a whole row under the streaming key
+  out += row_prefetch_offsets("    ");
+  prefetching_ = !prefetched_.empty();  // the chunk loops prefetch a later row
+  if (short_row && streams()) {         // a whole row under the streaming key
     out += "    if (c == 0 && end - f >= ninner) {  // a whole row, streaming\n";
     emit_inner_loop(inner, "0", size(inner), body, "#pragma omp simd", nullptr, "      ", out);
     out += "      f += ninner;\n";
@@ -140,6 +143,7 @@ std::string KernelEmitter::emit_elementwise() {
     out += "    }\n";
   }
   emit_inner_loop(inner, "c", "c_end", body, "#pragma omp simd", nullptr, "    ", out);
+  prefetching_ = false;
   out += "    f += c_end - c;\n";
   out += "    c = 0;\n";
   out += advance_row("    ");

@@ -221,6 +221,14 @@ class KernelEmitter {
   std::string row_buffers() const;
   /// Row layout with several passes: fills prefetched_ (row_prefetch.cpp).
   void plan_row_prefetch();
+  /// Elementwise rows that stream: fills prefetched_ with the Loads whose
+  /// later row the chunk loop prefetches (row_prefetch.cpp).
+  void plan_stream_prefetch();
+  /// How many rows on the prefetches read (a C expression).
+  std::string prefetch_rows_ahead() const;
+  /// Elementwise: rows ahead for a short Load whose rows are apart in
+  /// memory (strided_row_prefetches), 0 for any other node.
+  int64_t strided_rows_ahead(const AscNode& n) const;
   /// Per row: the offsets pf<id> of the row to prefetch for each prefetched Load or Gather.
   std::string row_prefetch_offsets(const std::string& indent) const;
   /// While the last pass is emitted (prefetching_): the prefetches of the later

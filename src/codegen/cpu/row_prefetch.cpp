@@ -30,7 +30,16 @@
 // 21.3 -> 11.6-12.5 ms; perf had shown half of the kernel's time on the
 // first load of each gathered row).
 //
-// The Elementwise template has one pass, but a Load whose consecutive rows
+// The Elementwise template's rows that reach the streaming chunk loop (key
+// 1, rows of at least a chunk) prefetch the same way: per chunk, each Load's
+// elements about kStreamBytesAhead on, in whole rows (plan_stream_prefetch).
+// The hardware prefetcher falls behind a compute-heavy loop even on one
+// sequential stream: swiglu f32 [16, 512] (gate and up, rows of 4 KiB) on
+// one thread 2.6-2.9 -> 2.0-2.1 ms, 2 threads 1.58 -> 1.51; a plain
+// x * w + b over [16384, 1024] 2.77 -> 2.48 / 1.26 -> 1.20; chain30 f32
+// within noise (it is compute-bound).
+//
+// Besides, a Load whose consecutive rows
 // are not consecutive in memory (a transposed read: attention's
 // [B, S, H, 64] -> [B, H, S, 64] reads 256-byte rows 3 KiB apart) is a new
 // short stream every row, which the hardware prefetcher does not follow:
@@ -52,6 +61,7 @@
 namespace autofuse::codegen::cpu {
 
 using ascir::AscKind;
+using schedule::Template;
 
 namespace {
 
@@ -65,6 +75,11 @@ constexpr int kRowsAhead = 2;
 /// 32 rows of 256 bytes, the best measured).
 constexpr int64_t kMaxStridedRowBytes = 2048;
 constexpr int64_t kStridedBytesAhead = 8192;
+/// Elementwise rows of other Loads (longer, or following each other in
+/// memory): about this many bytes of the row's data ahead, in whole rows.
+/// swiglu f32 [16, 512] on one thread (gate and up, rows of 4 KiB): 2.6-2.9
+/// ms without, 2.0-2.1 one row (4 KiB) ahead, 2.1-2.2 two rows.
+constexpr int64_t kStreamBytesAhead = 4096;
 
 /// Elements of `dt` per 64-byte cache line: one prefetch each.
 int64_t elements_per_line(DType dt) {
@@ -72,6 +87,59 @@ int64_t elements_per_line(DType dt) {
 }
 
 }  // namespace
+
+int64_t KernelEmitter::strided_rows_ahead(const AscNode& n) const {
+  if (row_axes_.empty() || depth_ != 1 || vector_axis_ < 0) return 0;
+  const auto vec = static_cast<size_t>(vector_axis_);
+  const std::optional<int64_t> length = graph_.axes.at(vec).size.as_const();
+  if (!length || *length < 1) return 0;
+  const auto id = static_cast<size_t>(n.id);
+  if (n.kind != AscKind::Load || !live_[id] || level_[id] != 1 || buffered_[id]) return 0;
+  if (node(n.inputs.at(0)).kind != AscKind::Data) return 0;
+  const sym::Expr& next_row = n.view.strides.at(static_cast<size_t>(row_axes_.back()));
+  // Rows that follow each other in memory are one stream: the hardware's.
+  if (n.view.strides.at(vec) != sym::Expr(1) || next_row == sym::Expr(0) ||
+      next_row == sym::Expr(*length))
+    return 0;
+  const int64_t row_bytes = *length * dtype_size(n.dtype);
+  if (row_bytes > kMaxStridedRowBytes) return 0;
+  return std::max<int64_t>(1, kStridedBytesAhead / row_bytes);
+}
+
+void KernelEmitter::plan_stream_prefetch() {
+  // Elementwise rows that reach the streaming chunk loop: every Load read
+  // along the row and moving along the last row axis, but the short strided
+  // rows that strided_row_prefetches covers.
+  prefetched_.clear();
+  if (kernel_.kind != Template::Elementwise || depth_ != 1 || row_axes_.empty() || !streams())
+    return;
+  const auto vec = static_cast<size_t>(vector_axis_);
+  const std::optional<int64_t> length = graph_.axes.at(vec).size.as_const();
+  if (length && *length < tiling::kStreamChunk) return;  // never in the chunk loop
+  const auto last_row_axis = static_cast<size_t>(row_axes_.back());
+  for (const AscNode& n : graph_.nodes) {
+    const auto id = static_cast<size_t>(n.id);
+    if (n.kind != AscKind::Load || !live_[id] || level_[id] != 1 || buffered_[id]) continue;
+    if (node(n.inputs.at(0)).kind != AscKind::Data || strided_rows_ahead(n) > 0) continue;
+    if (n.view.strides.at(vec) != sym::Expr(1) || n.view.strides.at(last_row_axis) == sym::Expr(0))
+      continue;
+    prefetched_.push_back(n.id);
+  }
+}
+
+std::string KernelEmitter::prefetch_rows_ahead() const {
+  if (kernel_.kind == Template::Reduction) return std::to_string(kRowsAhead);
+  int64_t widest = 1;
+  for (int id : prefetched_)
+    widest = std::max<int64_t>(widest, dtype_size(node(id).dtype));
+  const std::optional<int64_t> length =
+      graph_.axes.at(static_cast<size_t>(vector_axis_)).size.as_const();
+  if (length)
+    return std::to_string(std::max<int64_t>(
+        1, (kStreamBytesAhead + *length * widest - 1) / std::max<int64_t>(1, *length * widest)));
+  const std::string row_bytes = fmt::format("af_max(1, {} * {})", size(vector_axis_), widest);
+  return fmt::format("af_max(1, ({} + {} - 1) / {})", kStreamBytesAhead, row_bytes, row_bytes);
+}
 
 void KernelEmitter::plan_row_prefetch() {
   prefetched_.clear();
@@ -102,13 +170,14 @@ void KernelEmitter::plan_row_prefetch() {
 std::string KernelEmitter::row_prefetch_offsets(const std::string& indent) const {
   if (prefetched_.empty()) return {};
   const int a = row_axes_.back();
+  const std::string ahead = prefetch_rows_ahead();
   std::string out = fmt::format("{}const bool pf_more = i{} + {} < {};  // a row to prefetch\n",
-                                indent, a, kRowsAhead, size(a));
+                                indent, a, ahead, size(a));
   for (int id : prefetched_) {
     const AscNode& n = node(id);
     if (n.kind == AscKind::Load) {  // pf<id>: from this row's element to the later row's
       out += fmt::format("{}const int64_t pf{} = pf_more ? {} * (int64_t)({}) : 0;\n", indent, id,
-                         kRowsAhead, expr(n.view.strides.at(static_cast<size_t>(a))));
+                         ahead, expr(n.view.strides.at(static_cast<size_t>(a))));
       continue;
     }
     // A Gather: pf<id> is the later row's table row offset (its bad index
@@ -182,17 +251,9 @@ std::string KernelEmitter::strided_row_prefetches(const std::string& indent) con
   const int last = row_axes_.back();
   std::string out;
   for (const AscNode& n : graph_.nodes) {
-    const auto id = static_cast<size_t>(n.id);
-    if (n.kind != AscKind::Load || !live_[id] || level_[id] != 1 || buffered_[id]) continue;
-    if (node(n.inputs.at(0)).kind != AscKind::Data) continue;
+    const int64_t ahead = strided_rows_ahead(n);
+    if (ahead == 0) continue;
     const sym::Expr& next_row = n.view.strides.at(static_cast<size_t>(last));
-    // Rows that follow each other in memory are one stream: the hardware's.
-    if (n.view.strides.at(vec) != sym::Expr(1) || next_row == sym::Expr(0) ||
-        next_row == sym::Expr(*length))
-      continue;
-    const int64_t row_bytes = *length * dtype_size(n.dtype);
-    if (row_bytes > kMaxStridedRowBytes) continue;
-    const int64_t ahead = std::max<int64_t>(1, kStridedBytesAhead / row_bytes);
     out += fmt::format(
         "{}if (td->header.tiling_key == {} && i{} + {} < {}) {{  // {}: the row {} on (strided)\n",
         indent, tiling::kStreamingStoresKey, last, ahead, size(last), n.name, ahead);
