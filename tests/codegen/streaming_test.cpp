@@ -401,7 +401,8 @@ TEST(Streaming, PrefetchesOfLaterRows) {
       schedule_graph(outer_and_inner()),
       schedule_graph(example("patterns/bert_embeddings")),
       schedule_graph(strided_rows()),
-      schedule_graph(following_rows())};
+      schedule_graph(following_rows()),
+      schedule_graph(flat_chain())};
   GraphBuilder r("row_sum");
   Tensor x = r.input("x", DType::f32, {S("N"), S("D")});
   kernels.push_back(schedule_graph(std::move(r).build({r.reduce_sum(x, {1}, true)})));
@@ -445,6 +446,12 @@ TEST(Streaming, PrefetchesOfLaterRows) {
   EXPECT_THAT(ss, HasSubstr("const bool pf_more = i0 + af_max(1, (4096 + af_max(1, n1 * 4) - 1) / "
                             "af_max(1, n1 * 4)) < n0;"));
   EXPECT_EQ(count(ss, "__builtin_prefetch("), 4u) << ss;  // x only
+  // One flat axis: 4 KiB (1024 f32) on, inside the block's segment.
+  const std::string fc = kernel_text(m.code, "flat_chain");
+  EXPECT_THAT(fc, HasSubstr("if (nt_k + 1024 + AF_NT_CHUNK <= nt_hi) {  // x_load"));
+  EXPECT_THAT(fc, HasSubstr("__builtin_prefetch(&p0[b1 + (nt_k + 1072)]);"));
+  EXPECT_EQ(count(fc, "__builtin_prefetch("), 4u) << fc;
+  EXPECT_THAT(fc, Not(HasSubstr("pf_more")));
   // Embedding rows: the index two rows on is loaded, wrapped and clamped
   // to the table, and its row prefetched (word, pos, token_type tables).
   const std::string be = kernel_text(m.code, "bert_embeddings");
