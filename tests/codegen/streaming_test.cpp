@@ -367,9 +367,9 @@ TEST(Streaming, SourceStructure) {
   const std::string ls = kernel_text(m.code, "short_stats_1025_f32");
   EXPECT_EQ(count(ls, "af_nt_store("), 2u) << ls;
   EXPECT_THAT(ls, HasSubstr("af_nt_store(&q5["));
-  // Rows shorter than a chunk of whole cache lines stream whole (the
-  // elementwise whole-rows loop of key 0 has the branch too, never taken);
-  // rows of 8 f32 (half a line) never stream. A reducing pass over rows of
+  // Rows shorter than a chunk of whole cache lines stream whole (in the
+  // per-row path; the elementwise whole-rows loop runs under key 0 only and
+  // has no streaming variant); rows of 8 f32 (half a line) never stream. A reducing pass over rows of
   // 16 f32 streams its stores whole, in both row loop copies.
   const std::string cr = kernel_text(m.code, "const_rows_32_f32");
   EXPECT_THAT(cr, HasSubstr("td->header.tiling_key == 1 && n1 - 0 == 32) {  // whole lines"));

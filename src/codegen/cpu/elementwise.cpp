@@ -118,8 +118,11 @@ std::string KernelEmitter::emit_elementwise() {
     out += row_bases("      ", /*constant=*/false);
     out += "      for (int64_t w = 0; w < whole; ++w) {\n";
     out += row_nodes("        ", /*whole_row=*/true);
-    // (No strided-row prefetches: they are for the streaming key only.)
+    // (No strided-row prefetches and no streaming variants: they are for
+    // the streaming key only.)
+    plain_loops_ = true;
     emit_inner_loop(inner, "0", size(inner), body, "#pragma omp simd", nullptr, "        ", out);
+    plain_loops_ = false;
     out += step_row("        ");
     out += "      }\n";
     out += "      f += whole * ninner;\n";

@@ -154,7 +154,7 @@ void KernelEmitter::emit_loop_variants(
     if (streamed_.at(static_cast<size_t>(id))) streamed.push_back(id);
   AF_CHECK(streamed.empty() || axis == vector_axis_,
            "kernel {}: streamed stores outside the innermost loop", graph_.name);
-  if (streamed.empty()) {
+  if (streamed.empty() || plain_loops_) {
     emit_plain_loop(axis, lo, hi, nodes, pragma, updates, indent, out);
     return;
   }
@@ -184,61 +184,69 @@ void KernelEmitter::emit_loop_variants(
   // the row is not 64-byte aligned). RoPE's half rows of 32: rotary f32
   // [16, 1024, 12, 64] on one thread 2.29 -> 2.16 ms.
   const std::optional<int64_t> extent = graph_.axes.at(static_cast<size_t>(axis)).size.as_const();
-  if (extent && *extent < tiling::kStreamChunk &&
-      std::all_of(streamed.begin(), streamed.end(),
-                  [&](int id) { return *extent * dtype_size(node(id).dtype) % 64 == 0; })) {
+  const bool whole_lines = extent && *extent < tiling::kStreamChunk &&
+                           std::all_of(streamed.begin(), streamed.end(), [&](int id) {
+                             return *extent * dtype_size(node(id).dtype) % 64 == 0;
+                           });
+  // Each streamed store's buffer of `length` elements, then its streaming.
+  const std::string length = whole_lines ? std::to_string(*extent) : "AF_NT_CHUNK";
+  const auto buffers = [&](const std::string& ind) {
+    std::string b;
+    for (int id : streamed)
+      b += fmt::format("{}{} t{}[{}] __attribute__((aligned(64)));\n", ind,
+                       c_storage_type(node(id).dtype), id, length);
+    return b;
+  };
+  const auto nt_stores = [&](const std::string& ind) {
+    std::string b;
+    for (int id : streamed)
+      b += fmt::format("{}af_nt_store({}, t{}, (int64_t)sizeof(t{}));\n", ind,
+                       element(node(id), "nt_k"), id, id);
+    return b;
+  };
+  if (whole_lines) {
     out += fmt::format(
         "{}if (AF_NT_STORES && td->header.tiling_key == {} && {} - {} == {}) {{  // whole lines\n",
         indent, tiling::kStreamingStoresKey, hi, lo, *extent);
     out += fmt::format("{}const int64_t nt_k = {};\n", in1, lo);
-    for (int id : streamed)
-      out += fmt::format("{}{} t{}[{}] __attribute__((aligned(64)));\n", in1,
-                         c_storage_type(node(id).dtype), id, *extent);
+    out += buffers(in1);
     out += pragma + "\n";
     out += fmt::format("{0}for (int64_t i{1} = {2}; i{1} < {3}; ++i{1}) {{\n", in1, axis, lo, hi);
     out += body(in2, true);
     out += in1 + "}\n";
-    for (int id : streamed)
-      out += fmt::format("{}af_nt_store({}, t{}, (int64_t)sizeof(t{}));\n", in1,
-                         element(node(id), "nt_k"), id, id);
-    out += indent + "} else {\n";
-    emit_plain_loop(axis, lo, hi, nodes, pragma, updates, in1, out);
-    out += indent + "}\n";
-    return;
+    out += nt_stores(in1);
+  } else {
+    // Streaming only under key 1 and for a row of at least a chunk; else
+    // (key 0, short rows) one plain loop, without the parts' and chunks'
+    // overhead.
+    out += fmt::format(
+        "{}if (AF_NT_STORES && td->header.tiling_key == {} && {} - {} >= AF_NT_CHUNK) {{\n", indent,
+        tiling::kStreamingStoresKey, hi, lo);
+    out += fmt::format(
+        "{}const int64_t nt_lo = {} + af_nt_peel({}, {}, {} - {});  // until {} is aligned\n", in1,
+        lo, element(first, lo), dtype_size(first.dtype), hi, lo, first.name);
+    out += fmt::format(
+        "{}const int64_t nt_hi = nt_lo + ({} - nt_lo) / AF_NT_CHUNK * AF_NT_CHUNK;\n", in1, hi);
+    out += fmt::format("{}for (int nt_part = 0; nt_part < 2; ++nt_part) {{\n", in1);
+    out += fmt::format("{}const int64_t nt_from = nt_part == 0 ? {} : nt_hi;\n", in2, lo);
+    out += fmt::format("{}const int64_t nt_to = nt_part == 0 ? nt_lo : {};\n", in2, hi);
+    out += pragma + "\n";
+    out += fmt::format("{0}for (int64_t i{1} = nt_from; i{1} < nt_to; ++i{1}) {{\n", in2, axis);
+    out += body(in3, false);
+    out += in2 + "}\n";
+    out += in2 + "if (nt_part == 1) break;\n";
+    out += fmt::format("{}for (int64_t nt_k = nt_lo; nt_k < nt_hi; nt_k += AF_NT_CHUNK) {{\n", in2);
+    out += row_prefetches(axis, "nt_k", in3);
+    out += buffers(in3);
+    out += pragma + "\n";
+    out += fmt::format("{0}for (int64_t i{1} = nt_k; i{1} < nt_k + AF_NT_CHUNK; ++i{1}) {{\n", in3,
+                       axis);
+    out += body(in4, true);
+    out += in3 + "}\n";
+    out += nt_stores(in3);
+    out += in2 + "}\n";
+    out += in1 + "}\n";
   }
-  // Streaming only under key 1 and for a row of at least a chunk; else (key
-  // 0, short rows) one plain loop, without the parts' and chunks' overhead.
-  out += fmt::format(
-      "{}if (AF_NT_STORES && td->header.tiling_key == {} && {} - {} >= AF_NT_CHUNK) {{\n", indent,
-      tiling::kStreamingStoresKey, hi, lo);
-  out += fmt::format(
-      "{}const int64_t nt_lo = {} + af_nt_peel({}, {}, {} - {});  // until {} is aligned\n", in1,
-      lo, element(first, lo), dtype_size(first.dtype), hi, lo, first.name);
-  out += fmt::format("{}const int64_t nt_hi = nt_lo + ({} - nt_lo) / AF_NT_CHUNK * AF_NT_CHUNK;\n",
-                     in1, hi);
-  out += fmt::format("{}for (int nt_part = 0; nt_part < 2; ++nt_part) {{\n", in1);
-  out += fmt::format("{}const int64_t nt_from = nt_part == 0 ? {} : nt_hi;\n", in2, lo);
-  out += fmt::format("{}const int64_t nt_to = nt_part == 0 ? nt_lo : {};\n", in2, hi);
-  out += pragma + "\n";
-  out += fmt::format("{0}for (int64_t i{1} = nt_from; i{1} < nt_to; ++i{1}) {{\n", in2, axis);
-  out += body(in3, false);
-  out += in2 + "}\n";
-  out += in2 + "if (nt_part == 1) break;\n";
-  out += fmt::format("{}for (int64_t nt_k = nt_lo; nt_k < nt_hi; nt_k += AF_NT_CHUNK) {{\n", in2);
-  out += row_prefetches(axis, "nt_k", in3);
-  for (int id : streamed)
-    out += fmt::format("{}{} t{}[AF_NT_CHUNK] __attribute__((aligned(64)));\n", in3,
-                       c_storage_type(node(id).dtype), id);
-  out += pragma + "\n";
-  out += fmt::format("{0}for (int64_t i{1} = nt_k; i{1} < nt_k + AF_NT_CHUNK; ++i{1}) {{\n", in3,
-                     axis);
-  out += body(in4, true);
-  out += in3 + "}\n";
-  for (int id : streamed)
-    out += fmt::format("{}af_nt_store({}, t{}, (int64_t)sizeof(t{}));\n", in3,
-                       element(node(id), "nt_k"), id, id);
-  out += in2 + "}\n";
-  out += in1 + "}\n";
   out += indent + "} else {\n";
   emit_plain_loop(axis, lo, hi, nodes, pragma, updates, in1, out);
   out += indent + "}\n";

@@ -352,6 +352,9 @@ class KernelEmitter {
   std::vector<int> prefetched_;
   /// While the last pass of a kernel with prefetched_ Loads is emitted.
   mutable bool prefetching_ = false;
+  /// While a loop that never runs under the streaming key is emitted (the
+  /// Elementwise whole-rows loop): no streaming variants.
+  mutable bool plain_loops_ = false;
 };
 
 }  // namespace autofuse::codegen::cpu
