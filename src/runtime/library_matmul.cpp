@@ -16,11 +16,12 @@
 // caches share one immutable CPU engine, so a context without a cache still
 // hits oneDNN's own (engine-keyed) kernel cache instead of generating code.
 //
-// dtypes: f32 and bf16 natively (f32 accumulation, rounded once). f16 runs
-// natively where oneDNN has a CPU kernel for it (AVX512-FP16); elsewhere it
-// is converted to f32 in scratch, multiplied in f32 and rounded once, which
-// gives the same result. oneDNN has no f64 matmul: f64 is a plain loop over
-// the thread pool.
+// dtypes: f32 natively; f16 and bf16 natively where oneDNN has a CPU kernel
+// for them (f32 accumulation, rounded once; bf16 needs AVX512-BF16 or
+// AVX512_CORE, f16 AVX512-FP16); elsewhere (an AVX2 CPU: oneDNN 2.7 reports
+// bf16 unimplemented) they are converted to f32 in scratch, multiplied in
+// f32 and rounded once, which gives the same result. oneDNN has no f64 matmul: f64 is a plain loop
+// over the thread pool.
 //
 // Threads: Debian's libdnnl is built with DNNL_CPU_RUNTIME=OMP (it links
 // libgomp), so oneDNN parallelizes with its own OpenMP team, not with the
@@ -177,7 +178,7 @@ struct Entry {
   dnnl::matmul prim;
   dnnl::memory src, weights, dst, scratchpad;
   size_t scratchpad_bytes = 0;
-  bool staged_f32 = false;  ///< f16 computed through f32 copies
+  bool staged_f32 = false;  ///< f16 / bf16 computed through f32 copies
 };
 
 dnnl::memory::data_type dnnl_type(DType dt) {
@@ -264,8 +265,9 @@ Entry& MatmulCache::Impl::get(const ProblemKey& key) {
     try {
       e = create(key, key.dtype);
     } catch (const dnnl::error& err) {
-      // No native f16 kernel on this CPU: multiply f32 copies instead.
-      if (key.dtype != DType::f16 || err.status != dnnl_unimplemented) throw;
+      // No native f16 / bf16 kernel on this CPU: multiply f32 copies instead.
+      if ((key.dtype != DType::f16 && key.dtype != DType::bf16) || err.status != dnnl_unimplemented)
+        throw;
       e = create(key, DType::f32);
       e.staged_f32 = true;
     }
@@ -346,6 +348,20 @@ void f32_to_f16_n(const float* src, uint16_t* dst, int64_t n) {
     dst[i] = f32_to_f16(src[i]);
 }
 
+/// n values of `dt` (f16 or bf16) to f32, and back (rounded to nearest even).
+void half_to_f32_n(DType dt, const void* src, float* dst, int64_t n) {
+  const auto* h = static_cast<const uint16_t*>(src);
+  if (dt == DType::f16) return f16_to_f32_n(h, dst, n);
+  for (int64_t i = 0; i < n; ++i)
+    dst[i] = bf16_to_f32(h[i]);
+}
+void f32_to_half_n(DType dt, const float* src, void* dst, int64_t n) {
+  auto* h = static_cast<uint16_t*>(dst);
+  if (dt == DType::f16) return f32_to_f16_n(src, h, n);
+  for (int64_t i = 0; i < n; ++i)
+    h[i] = f32_to_bf16(src[i]);
+}
+
 void matmul_dnnl(const Problem& p, const TensorView& av, const TensorView& bv,
                  const TensorView& outv, MatmulCache::Impl& cache, Scratch& scratch, int threads) {
   // Primitive creation reads the team size too (oneDNN blocks for it).
@@ -378,8 +394,8 @@ void matmul_dnnl(const Problem& p, const TensorView& av, const TensorView& bv,
     float* a32 = reinterpret_cast<float*>(base);
     float* b32 = reinterpret_cast<float*>(base + align64(na * 4));
     float* c32 = reinterpret_cast<float*>(base + align64(na * 4) + align64(nb * 4));
-    f16_to_f32_n(static_cast<const uint16_t*>(av.data), a32, na);
-    f16_to_f32_n(static_cast<const uint16_t*>(bv.data), b32, nb);
+    half_to_f32_n(av.dtype, av.data, a32, na);
+    half_to_f32_n(bv.dtype, bv.data, b32, nb);
     a = a32;
     b = b32;
     c = c32;
@@ -396,8 +412,7 @@ void matmul_dnnl(const Problem& p, const TensorView& av, const TensorView& bv,
               static_cast<char*>(c) + batch * p.m * p.n * elem, pad);
     }
   }
-  if (e.staged_f32)
-    f32_to_f16_n(static_cast<const float*>(c), static_cast<uint16_t*>(outv.data), nc);
+  if (e.staged_f32) f32_to_half_n(outv.dtype, static_cast<const float*>(c), outv.data, nc);
 }
 
 }  // namespace
