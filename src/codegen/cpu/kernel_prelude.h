@@ -274,17 +274,27 @@ AF_INLINE uint64_t af_sel64(bool c, uint64_t a, uint64_t b) {
   const uint64_t m = 0ull - (uint64_t)c;
   return (a & m) | (b & ~m);
 }
-// c ? a : b as a ternary over the bits: one blend under a mask register,
-// 2-3 instructions fewer than af_sel, but only for arms g++ cannot sink
-// arithmetic into, i.e. values the condition reads too (max, min, relu).
-// Else g++ may move an arm's float arithmetic under the branch, not
-// if-convert it and leave the loop scalar (af_f16_to_f32 written this way
-// did). chain30 [1024, 1024]: 0.70 -> 0.57 ms with af_fmax, af_fmin, af_frelu.
+// c ? a : b for max, min and relu. With AVX-512, a ternary over the bits:
+// one blend under a mask register, 2-3 instructions fewer than af_sel
+// (chain30 [1024, 1024]: 0.70 -> 0.57 ms). Without mask registers (AVX2),
+// af_sel's masks, which g++ turns into the same blends there: g++ moves
+// arithmetic on a ternary's result into its arms when one arm is a
+// constant (relu(x) * 3 -> x <= 0 ? 0 : x * 3), and can then if-convert
+// the branch only with masked instructions; on AVX2 it left chain30's loop
+// scalar (7.2 ms for [1024, 1024] on a Zen 3 core).
 AF_INLINE float af_pick(bool c, float a, float b) {
+#if defined(__AVX512F__)
   return af_u2f(c ? af_f2u(a) : af_f2u(b));
+#else
+  return af_self(c, a, b);
+#endif
 }
 AF_INLINE double af_pick(bool c, double a, double b) {
+#if defined(__AVX512F__)
   return af_u2d(c ? af_d2u(a) : af_d2u(b));
+#else
+  return af_seld(c, a, b);
+#endif
 }
 
 AF_INLINE float af_f16_to_f32(uint16_t h) {

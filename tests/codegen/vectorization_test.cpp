@@ -1,0 +1,114 @@
+// Every `#pragma omp simd` loop of a kernel must vectorize, on AVX2 and on
+// AVX-512 alike, whatever the machine running the tests: the module is
+// compiled for -march=x86-64-v3 and -march=x86-64-v4 (compile only) with
+// g++'s vectorizer report, and no loop after a pragma may be reported as
+// not vectorized. A scalar loop is still correct, so the other tests do not
+// see it; it is only 5-10x slower. Found on a Zen 3 (AVX2) machine: max, min
+// and relu written as a ternary left chain30's loop scalar there (g++ moved
+// the arithmetic after relu(x) into the ternary's arms and, without mask
+// registers, could not if-convert them), while AVX-512 machines vectorized it.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "autofuse/graph/text.h"
+#include "codegen_test_util.h"
+#include "jit/process.h"
+
+namespace autofuse::codegen_test {
+namespace {
+
+/// chain30's kinds of steps: relu, max and min against constants and a
+/// per-column operand, followed by arithmetic; abs, sqrt, a reciprocal.
+std::string chain_text(const char* dtype) {
+  std::ostringstream s;
+  s << "graph chain(x: " << dtype << "[N, D], b: " << dtype << "[D]) {\n"
+    << "  two = constant(dtype=" << dtype << ", value=2)\n"
+    << "  four = constant(dtype=" << dtype << ", value=4)\n"
+    << R"(  a1 = mul(x, two)
+  a2 = relu(a1)
+  a3 = mul(a2, four)
+  a4 = max(a3, b)
+  a5 = min(a4, four)
+  a6 = mul(a5, a5)
+  a7 = max(a6, two)
+  a8 = sub(a7, x)
+  a9 = abs(a8)
+  a10 = sqrt(a9)
+  a11 = reciprocal(a10)
+  a12 = min(a11, two)
+  y = relu(a12)
+  return y
+}
+)";
+  return s.str();
+}
+
+/// The lines of `code` (1-based) that follow a `#pragma omp simd` within
+/// three lines: where g++ reports on the loop.
+std::vector<bool> simd_loop_lines(const std::string& code) {
+  std::vector<bool> near = {false};
+  std::istringstream in(code);
+  std::string line;
+  int since_pragma = 99;
+  while (std::getline(in, line)) {
+    near.push_back(since_pragma >= 1 && since_pragma <= 3);
+    since_pragma = line.find("#pragma omp simd") != std::string::npos ? 1 : since_pragma + 1;
+  }
+  return near;
+}
+
+/// g++'s reports of loops after a pragma that it did not vectorize, when
+/// compiling `code` for `march`.
+std::vector<std::string> scalar_simd_loops(const std::string& code, const std::string& march) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path();
+  const std::string path =
+      (dir / ("af_vectorization_" + std::to_string(::getpid()) + "_" + march + ".cpp")).string();
+  {
+    std::ofstream out(path);
+    out << code;
+  }
+  const std::string gxx = jit::find_program("g++");
+  if (gxx.empty()) return {"no g++"};
+  const std::string obj = path + ".o";
+  const jit::ProcessResult c =
+      jit::run_process({gxx, "-O3", "-march=" + march, "-fno-math-errno", "-fopenmp-simd", "-fPIC",
+                        "-c", "-o", obj, "-fopt-info-vec-missed", path});
+  std::remove(obj.c_str());
+  std::remove(path.c_str());
+  EXPECT_EQ(c.exit_code, 0) << c.output;
+  const std::vector<bool> near = simd_loop_lines(code);
+  const std::string name = std::filesystem::path(path).filename().string();
+  std::vector<std::string> scalar;
+  std::istringstream in(c.output);
+  std::string line;
+  while (std::getline(in, line)) {
+    // "<file>:<line>:<col>: missed: couldn't vectorize loop"
+    if (line.find("couldn't vectorize loop") == std::string::npos) continue;
+    const size_t at = line.find(name + ":");
+    if (at == std::string::npos) continue;
+    const size_t n = std::stoul(line.substr(at + name.size() + 1));
+    if (n < near.size() && near[n]) scalar.push_back(line);
+  }
+  return scalar;
+}
+
+TEST(Vectorization, ChainsOfMaxMinReluVectorizeOnAvx2AndAvx512) {
+  std::vector<schedule::ScheduledKernel> kernels;
+  for (const char* dtype : {"f32", "bf16"})
+    kernels.push_back(schedule_graph(parse_graph(chain_text(dtype))));
+  const codegen::ModuleSource module = codegen::generate_cpu_module(kernels);
+  for (const std::string march : {"x86-64-v3", "x86-64-v4"}) {
+    const std::vector<std::string> scalar = scalar_simd_loops(module.code, march);
+    EXPECT_TRUE(scalar.empty()) << march << ": " << scalar.size() << " loops not vectorized, first "
+                                << (scalar.empty() ? "" : scalar.front());
+  }
+}
+
+}  // namespace
+}  // namespace autofuse::codegen_test
