@@ -17,11 +17,11 @@
 // hits oneDNN's own (engine-keyed) kernel cache instead of generating code.
 //
 // dtypes: f32 natively; f16 and bf16 natively where oneDNN has a CPU kernel
-// for them (f32 accumulation, rounded once; bf16 needs AVX512-BF16 or
-// AVX512_CORE, f16 AVX512-FP16); elsewhere (an AVX2 CPU: oneDNN 2.7 reports
-// bf16 unimplemented) they are converted to f32 in scratch, multiplied in
-// f32 and rounded once, which gives the same result. oneDNN has no f64 matmul: f64 is a plain loop
-// over the thread pool.
+// for them (f32 accumulation, rounded once; bf16 needs AVX512_CORE, f16
+// AVX512-FP16); elsewhere (an AVX2 CPU: oneDNN 2.7 reports bf16
+// unimplemented) they are converted to f32 in scratch, multiplied in f32
+// and rounded once, which gives the same result. oneDNN has no f64 matmul:
+// f64 is a plain loop over the thread pool.
 //
 // Threads: Debian's libdnnl is built with DNNL_CPU_RUNTIME=OMP (it links
 // libgomp), so oneDNN parallelizes with its own OpenMP team, not with the
