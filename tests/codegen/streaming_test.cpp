@@ -369,8 +369,9 @@ TEST(Streaming, SourceStructure) {
   EXPECT_THAT(ls, HasSubstr("af_nt_store(&q5["));
   // Rows shorter than a chunk of whole cache lines stream whole (in the
   // per-row path; the elementwise whole-rows loop runs under key 0 only and
-  // has no streaming variant); rows of 8 f32 (half a line) never stream. A reducing pass over rows of
-  // 16 f32 streams its stores whole, in both row loop copies.
+  // has no streaming variant); rows of 8 f32 (half a line) never stream. A
+  // reducing pass over rows of 16 f32 streams its stores whole, in both row
+  // loop copies.
   const std::string cr = kernel_text(m.code, "const_rows_32_f32");
   EXPECT_THAT(cr, HasSubstr("td->header.tiling_key == 1 && n1 - 0 == 32) {  // whole lines"));
   EXPECT_THAT(cr, HasSubstr("float t"));
