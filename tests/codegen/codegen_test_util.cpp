@@ -10,10 +10,19 @@
 
 #include "autofuse/ascir/lower.h"
 #include "autofuse/fuse/loop_axes.h"
+#include "autofuse/graph/text.h"
 #include "autofuse/ref/interpreter.h"
 #include "autofuse/ref/random.h"
 
 namespace autofuse::codegen_test {
+
+std::string kernel_code(const std::string& text) {
+  std::vector<schedule::ScheduledKernel> kernels = {schedule_graph(parse_graph(text))};
+  const std::string code = codegen::generate_cpu_module(kernels).code;
+  const size_t at = code.find("// ---- kernel ");  // after the prelude
+  EXPECT_NE(at, std::string::npos);
+  return at == std::string::npos ? code : code.substr(at);
+}
 
 schedule::ScheduledKernel schedule_graph(const Graph& graph) {
   fuse::Region region;

@@ -22,6 +22,10 @@ namespace autofuse::codegen_test {
 /// fuse::map_loop_axes), lowered, casts elided, and scheduled.
 schedule::ScheduledKernel schedule_graph(const Graph& graph);
 
+/// The generated kernel code (after the prelude) of the graph `text` as one
+/// kernel (schedule_graph).
+std::string kernel_code(const std::string& text);
+
 /// Compiles and loads a module with the JIT's default flags (cached in a
 /// folder under the system temp dir).
 std::shared_ptr<jit::Module> compile(const codegen::ModuleSource& module);

@@ -124,13 +124,7 @@ TEST(ShortRowReduce, NanAndInfinities) {
 }
 
 TEST(ShortRowReduce, SourceStructure) {
-  const auto source = [](const std::string& text) {
-    std::vector<schedule::ScheduledKernel> kernels = {schedule_graph(parse_graph(text))};
-    const std::string code = codegen::generate_cpu_module(kernels).code;
-    const size_t at = code.find("// ---- kernel ");  // after the prelude
-    EXPECT_NE(at, std::string::npos);
-    return at == std::string::npos ? code : code.substr(at);
-  };
+  const auto source = kernel_code;
   const std::string branch = "if (hi - lo <= 1024) {  // a short row: reduced from buffers";
   // Symbolic rows: the branch; an f32 input row in place, a computed value from a buffer.
   const std::string in_place = source(R"(graph g(x: f32[N, D]) {

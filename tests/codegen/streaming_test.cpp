@@ -328,9 +328,10 @@ TEST(Streaming, SourceStructure) {
   for (const char* name : {"scale_shift", "layernorm"}) {
     const std::string k = kernel_text(m.code, name);
     SCOPED_TRACE(k);
-    // A Reduction has its row loop twice (unsplit rows, then split ones;
-    // reduction.cpp): its per-row code appears twice.
-    const size_t copies = std::string(name) == "layernorm" ? 2u : 1u;
+    // A Reduction has its row loop three times (unsplit rows in groups when
+    // they may be short, row_groups.cpp; the rest; split ones; reduction.cpp):
+    // its per-row code appears three times.
+    const size_t copies = std::string(name) == "layernorm" ? 3u : 1u;
     // The key is read once per row and once for the fence, never in a loop body.
     EXPECT_EQ(count(k, "tiling_key"), copies + 1);
     EXPECT_THAT(k, HasSubstr("if (AF_NT_STORES && td->header.tiling_key == 1 && "));
@@ -339,7 +340,7 @@ TEST(Streaming, SourceStructure) {
     // Part and chunk loops, the plain loop of key 0 and short rows (layernorm:
     // and its variance pass's short-row loop, short_row_reduce.cpp; the mean
     // reduces the input row in place).
-    EXPECT_EQ(count(k, "#pragma omp simd\n"), std::string(name) == "layernorm" ? 8u : 3u);
+    EXPECT_EQ(count(k, "#pragma omp simd\n"), std::string(name) == "layernorm" ? 12u : 3u);
     EXPECT_THAT(k, HasSubstr("} else {\n#pragma omp simd\n"));  // the plain loop
     EXPECT_THAT(k, HasSubstr("float t"));                       // the chunk buffer
     EXPECT_THAT(k, HasSubstr("[AF_NT_CHUNK] __attribute__((aligned(64)));"));
@@ -353,7 +354,7 @@ TEST(Streaming, SourceStructure) {
   // stats: y and xc are stored in passes that accumulate; only the last
   // output (y * m2, a pass of its own) streams.
   const std::string s = kernel_text(m.code, "stats");
-  EXPECT_EQ(count(s, "af_nt_store("), 2u) << s;  // one per row loop copy
+  EXPECT_EQ(count(s, "af_nt_store("), 3u) << s;  // one per row loop copy
   EXPECT_THAT(s, HasSubstr("af_nt_store(&q4["));
   // Constant rows of at most tiling::kShortReduceRow are reduced from
   // buffers: the stores of every pass stream (h in the mean's pass, xc in the
@@ -379,9 +380,9 @@ TEST(Streaming, SourceStructure) {
   EXPECT_THAT(cr, Not(HasSubstr("AF_NT_CHUNK) {")));
   EXPECT_THAT(kernel_text(m.code, "const_rows_8_f32"), Not(HasSubstr("whole lines")));
   const std::string s16 = kernel_text(m.code, "short_stats_16_f32");
-  EXPECT_EQ(count(s16, "// whole lines"), 8u) << s16;  // h, xc, y, y * m2; two copies
+  EXPECT_EQ(count(s16, "// whole lines"), 12u) << s16;  // h, xc, y, y * m2; three copies
   // rmsnorm's output streams; row_sum has nothing to stream: no key at all.
-  EXPECT_EQ(count(kernel_text(m.code, "rmsnorm"), "af_nt_store("), 2u);
+  EXPECT_EQ(count(kernel_text(m.code, "rmsnorm"), "af_nt_store("), 3u);  // three row loop copies
   EXPECT_THAT(kernel_text(m.code, "row_sum"), Not(HasSubstr("af_nt")));
   EXPECT_THAT(kernel_text(m.code, "row_sum"), Not(HasSubstr("tiling_key")));
   // The chunk the streaming loops and tiling::streams assume.
@@ -409,9 +410,9 @@ TEST(Streaming, PrefetchesOfLaterRows) {
   kernels.push_back(schedule_graph(std::move(r).build({r.reduce_sum(x, {1}, true)})));
   const codegen::ModuleSource m = codegen::generate_cpu_module(kernels);
   const std::string ln = kernel_text(m.code, "layernorm");
-  // 64 f32 = 4 lines, in each copy of the row loop (unsplit, split).
-  EXPECT_EQ(count(ln, "__builtin_prefetch(&p0["), 8u) << ln;
-  EXPECT_EQ(count(ln, "__builtin_prefetch("), 8u) << ln;         // not gamma, beta
+  // 64 f32 = 4 lines, in each copy of the row loop (grouped, unsplit, split).
+  EXPECT_EQ(count(ln, "__builtin_prefetch(&p0["), 12u) << ln;
+  EXPECT_EQ(count(ln, "__builtin_prefetch("), 12u) << ln;        // not gamma, beta
   EXPECT_THAT(ln, HasSubstr("const bool pf_more = i0 + 2 < "));  // two rows on
   EXPECT_THAT(ln, HasSubstr("__builtin_prefetch(&p0[b1 + (nt_k + 48) + pf1]);"));
   // Inside the chunk loop, before its vector loop.
@@ -421,7 +422,7 @@ TEST(Streaming, PrefetchesOfLaterRows) {
   // kept in a row buffer for its cost, row_buffers.cpp; the row still
   // prefetches x for the next row's first pass).
   const std::string ln16 = kernel_text(m.code, "layernorm_f16");
-  EXPECT_EQ(count(ln16, "__builtin_prefetch("), 8u) << ln16;  // and two row loop copies
+  EXPECT_EQ(count(ln16, "__builtin_prefetch("), 12u) << ln16;  // and three row loop copies
   EXPECT_THAT(ln16, HasSubstr("if (ub_rows && ub_long) {"));
   EXPECT_THAT(kernel_text(m.code, "row_sum"), Not(HasSubstr("prefetch")));
   // Two reduced axes (A and C): the row is B; the chunk loop runs in the

@@ -297,8 +297,17 @@ class KernelEmitter {
   /// Whether the code being emitted may run a split row (in segments, one
   /// pass per launch): not in the unsplit copy of the row loop.
   bool split_possible() const { return !kernel_.inner_axes.empty() && !unsplit_; }
-  /// The Reduction template's loop over its rows (reduction.cpp).
-  std::string row_loop() const;
+  /// The Reduction template's loop over its rows (reduction.cpp);
+  /// `continued`: from the current `row` on (after grouped_row_loop).
+  std::string row_loop(bool continued = false) const;
+  /// Whether the unsplit rows may run in groups (row_groups.cpp): the row
+  /// layout's one reduced axis, no Gathers, rows that may be short.
+  bool groups_rows() const;
+  /// The block of the grouped loop that defines row-level node `id`.
+  int group_block(int id) const;
+  /// For short rows, the unsplit rows in groups, each pass over the group
+  /// before the next pass (row_groups.cpp); leaves `row` at the rest.
+  std::string grouped_row_loop() const;
   /// While the unsplit copy of the row loop is emitted (nsplit == 1).
   mutable bool unsplit_ = false;
 

@@ -58,9 +58,14 @@ AF_INLINE float af_row_vector_sum_f32(const float* p, int64_t n) {
 }
 
 /// Sum of the buffer p[0, n); writes zeros to p[n, n + 8) so that the last
-/// partial vector is a whole one.
+/// partial vector is a whole one. The empty asm hides where p points, so
+/// the sum reads the values the loop stored: without it g++ may keep a
+/// static short row's buffer in registers and contract the loop's x * y
+/// with the sum's add into an FMA, differently in the variants of one pass
+/// (the streaming key's and the ordinary one gave different roundings).
 AF_INLINE float af_row_sum_f32(float* p, int64_t n) {
   *(af_f32x8_mem*)(p + n) = (af_f32x8){};
+  __asm__("" : "+r"(p));
   return af_row_vector_sum_f32(p, (n + 7) / 8 * 8);
 }
 

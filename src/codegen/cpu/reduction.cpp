@@ -97,9 +97,10 @@ std::string KernelEmitter::unit_loop_head() const {
   return out;
 }
 
-std::string KernelEmitter::row_loop() const {
+std::string KernelEmitter::row_loop(bool continued) const {
   std::string out;
-  out += "  for (int64_t row = row_begin; row < row_end; ++row) {\n";
+  out += continued ? "  for (; row < row_end; ++row) {\n"
+                   : "  for (int64_t row = row_begin; row < row_end; ++row) {\n";
   out += "    {\n";
   const std::string ind = "      ";
   {
@@ -181,7 +182,13 @@ std::string KernelEmitter::emit_reduction() {
   // way, so they give bit-identical results.
   out += "  if (nsplit == 1) {  // rows not split\n";
   unsplit_ = true;
-  out += row_loop();
+  if (groups_rows()) {
+    out += "  int64_t row = row_begin;\n";
+    out += grouped_row_loop();
+    out += row_loop(/*continued=*/true);
+  } else {
+    out += row_loop();
+  }
   unsplit_ = false;
   out += "  } else {\n";
   out += row_loop();

@@ -1,0 +1,118 @@
+// Short rows in groups (the Reduction template's row layout, unsplit rows).
+//
+// A row of a few vectors is a chain of dependent steps: each pass ends in a
+// horizontal reduction whose result the next pass broadcasts (softmax: max,
+// then exp and sum, then the division). Row by row, that chain (~100 cycles
+// for softmax's rows of 16) is most of the row's time: out-of-order
+// execution overlaps only the next row or so. In groups, each pass runs over
+// kGroupRows rows before the next pass starts, so the group's chains are
+// independent work (a standalone softmax over rows of 16: 3.0 -> 2.1 us,
+// session 8).
+//
+// The code is the row loop's own (stages and passes emitted as for one row)
+// in one `for (g_ ...)` loop per pass; block p runs pass p and then stage
+// p + 1, the one that reads pass p's accumulators, so only row-level values
+// cross from one block to the next: each is saved to an array over the group
+// after the block that defines it and read back in later blocks. The row
+// indices are arrays too, and every block recomputes the row bases from
+// them. Row buffers (row_buffers.cpp) get a slice per row of the group. The
+// rows are computed exactly as one by one, so the results are bit-identical.
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "autofuse/error.h"
+#include "codegen/cpu/c_exprs.h"
+#include "codegen/cpu/kernel_emitter.h"
+
+namespace autofuse::codegen::cpu {
+
+using ascir::AscKind;
+
+namespace {
+
+/// Rows per group: enough independent chains to fill the out-of-order
+/// window, few enough that the row buffers' slices stay in the L1.
+constexpr int kGroupRows = 8;
+/// The longest row run in groups: longer rows have enough independent work
+/// within each pass.
+constexpr int64_t kGroupRowMax = 64;
+/// Elements per row in a row buffer's slice: the longest row plus the pad a
+/// short row's reduction writes after it, in whole vectors.
+constexpr int64_t kGroupSlice = (kGroupRowMax + kRowReducePad + 15) / 16 * 16;
+
+}  // namespace
+
+bool KernelEmitter::groups_rows() const {
+  if (column_ || has_gathers_ || depth_ != 1 || kernel_.inner_axes.size() != 1) return false;
+  if (ub_capacity_ > 0 && ub_capacity_ < kGroupRows * kGroupSlice) return false;
+  const std::optional<int64_t> n =
+      graph_.axes.at(static_cast<size_t>(kernel_.inner_axes[0])).size.as_const();
+  return !n || *n <= kGroupRowMax;
+}
+
+int KernelEmitter::group_block(int id) const {
+  const AscNode& n = node(id);
+  const int pass = kernel_.node_pass.at(static_cast<size_t>(id));
+  const int stage = n.kind == AscKind::Reduce ? pass + 1 : pass;
+  return stage > 0 ? stage - 1 : 0;
+}
+
+std::string KernelEmitter::grouped_row_loop() const {
+  const int axis = kernel_.inner_axes.front();
+  const std::string g = std::to_string(kGroupRows);
+  std::string out;
+  out += fmt::format("  if ({} <= {}) {{  // short rows: in groups of {} (row_groups.cpp)\n",
+                     size(axis), kGroupRowMax, g);
+  out += fmt::format("  for (; row_end - row >= {0}; row += {0}) {{\n", g);
+  for (int a : row_axes_)
+    out += fmt::format("    int64_t gi{}[{}];  // the rows' indices\n", a, g);
+  out += fmt::format("    for (int g_ = 0; g_ < {}; ++g_) {{\n", g);
+  for (int a : row_axes_)
+    out += fmt::format("      gi{0}[g_] = i{0};\n", a);
+  out += advance_row("      ");
+  out += "    }\n";
+  // Row-level values: saved after their block, read back in later ones.
+  std::vector<int> values;
+  for (const AscNode& n : graph_.nodes) {
+    const auto id = static_cast<size_t>(n.id);
+    if (!live_[id] || level_[id] != 0 || n.kind == AscKind::Store || n.kind == AscKind::Data)
+      continue;
+    if (group_block(n.id) + 1 >= kernel_.num_passes) continue;  // the last block's own
+    values.push_back(n.id);
+    out += fmt::format("    {} g{}[{}];  // {}\n", c_compute_type(n.dtype), value(n.id), g, n.name);
+  }
+  for (const AscNode& n : graph_.nodes)
+    if (!ub_write_pass_.empty() && ub_write_pass_[static_cast<size_t>(n.id)] >= 0)
+      out += fmt::format("    {0}* const ub{1}_all = ub{1};\n", c_compute_type(n.dtype), n.id);
+  const std::string ind = "      ";
+  for (int block = 0; block < kernel_.num_passes; ++block) {
+    out += fmt::format("    for (int g_ = 0; g_ < {}; ++g_) {{\n", g);
+    for (int a : row_axes_)
+      out += fmt::format("{0}const int64_t i{1} = gi{1}[g_];\n", ind, a);
+    out += fmt::format("{}const int64_t lo = 0;\n{}const int64_t hi = {};\n", ind, ind, size(axis));
+    out += row_bases(ind, /*constant=*/true);
+    out += row_prefetch_offsets(ind);
+    for (const AscNode& n : graph_.nodes)
+      if (!ub_write_pass_.empty() && ub_write_pass_[static_cast<size_t>(n.id)] >= 0)
+        out += fmt::format(
+            "{0}{1}* __restrict const ub{2} = ub{2}_all + g_ * {3};  // this row's slice\n", ind,
+            c_compute_type(n.dtype), n.id, kGroupSlice);
+    for (int id : values)
+      if (group_block(id) < block)
+        out += fmt::format("{0}const {1} {2} = g{2}[g_];\n", ind, c_compute_type(node(id).dtype),
+                           value(id));
+    if (block == 0) emit_stage(0, ind, out);
+    prefetching_ = !prefetched_.empty() && block == kernel_.num_passes - 1;
+    emit_pass(block, ind, out);
+    prefetching_ = false;
+    emit_stage(block + 1, ind, out);
+    for (int id : values)
+      if (group_block(id) == block) out += fmt::format("{0}g{1}[g_] = {1};\n", ind, value(id));
+    out += "    }\n";
+  }
+  out += "  }\n  }\n";
+  return out;
+}
+
+}  // namespace autofuse::codegen::cpu

@@ -1,0 +1,142 @@
+// Short rows in groups (row_groups.cpp): the unsplit rows of a row-layout
+// reduction whose rows may be short run each pass over 8 rows before the
+// next pass. Against the reference: softmax, a layernorm with its mean as a
+// second output (a row-level store) over two row axes, a one-pass max, on
+// f32, f16 and bf16; row counts below, at and around the group size (the
+// rest runs row by row), lengths on both sides of the 64-element limit,
+// uneven block splits, NaN and infinities. And where the code has groups.
+#include <cmath>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "autofuse/graph/text.h"
+#include "autofuse/ref/random.h"
+#include "reduction_test_util.h"
+
+namespace autofuse::codegen_test {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+const std::string kGroups = "short rows: in groups of 8";
+
+std::string layernorm_text(const std::string& dtype, const std::string& d) {
+  return fmt::format(R"(graph ln(x: {0}[A, N, {1}], gamma: {0}[{1}]) {{
+  mean = reduce_mean(x, axes=[2], keepdims=true)
+  xc = sub(x, mean)
+  sq = mul(xc, xc)
+  var = reduce_mean(sq, axes=[2], keepdims=true)
+  eps = constant(dtype={0}, value=1e-5)
+  ve = add(var, eps)
+  inv = rsqrt(ve)
+  xn = mul(xc, inv)
+  y = mul(xn, gamma)
+  return y, mean
+}})",
+                     dtype, d);
+}
+
+std::string max_text(const std::string& dtype, const std::string& d) {
+  return fmt::format(R"(graph mx(x: {0}[N, {1}]) {{
+  t = mul(x, x)
+  s = reduce_max(t, axes=[1])
+  return s
+}})",
+                     dtype, d);
+}
+
+std::vector<sym::Binding> shapes(bool three_d) {
+  std::vector<sym::Binding> out;
+  for (int64_t n : {1, 7, 8, 9, 17, 37}) {
+    for (int64_t d : {1, 3, 16, 17, 64, 65, 100}) {
+      sym::Binding b = {{"N", n}, {"D", d}};
+      if (three_d) b["A"] = n % 3 + 1;
+      out.push_back(b);
+    }
+  }
+  return out;
+}
+
+double tol(const std::string& dtype) {
+  return dtype == "bf16" ? 3e-2 : dtype == "f16" ? 4e-3 : 1e-5;
+}
+
+/// x with a NaN in row 1, +inf in row 3 and -inf in row 9 (when they exist).
+std::vector<HostTensor> with_specials(const Graph& graph, const sym::Binding& binding) {
+  std::vector<HostTensor> inputs = random_inputs(graph, binding, 11);
+  HostTensor& x = inputs[0];
+  const int64_t d = binding.at("D");
+  const auto set = [&](int64_t row, double v) {
+    if ((row + 1) * d <= x.numel()) x.set_f64(row * d + d / 2, v);
+  };
+  set(1, NAN);
+  set(3, INFINITY);
+  set(9, -INFINITY);
+  return inputs;
+}
+
+TEST(RowGroups, MatchTheReference) {
+  std::vector<GraphCase> cases;
+  for (const char* dt : {"f32", "f16", "bf16"}) {
+    cases.push_back({fmt::format("softmax {}", dt), parse_graph(softmax_text(dt, "D")),
+                     shapes(false), tol(dt), 1e-4});
+    // (16-bit layernorms: x - mean cancels, so the reference's rounding of
+    // every op shows in absolute terms, as in the row buffer tests.)
+    cases.push_back({fmt::format("layernorm {}", dt), parse_graph(layernorm_text(dt, "D")),
+                     shapes(true), tol(dt), std::string(dt) == "f32" ? 1e-4 : tol(dt)});
+    cases.push_back(
+        {fmt::format("max {}", dt), parse_graph(max_text(dt, "D")), shapes(false), tol(dt), 1e-4});
+  }
+  for (const char* dt : {"f32", "bf16"}) {
+    GraphCase softmax{fmt::format("softmax {} with NaN and infinities", dt),
+                      parse_graph(softmax_text(dt, "D")), shapes(false), tol(dt), 1e-4};
+    softmax.make_inputs = with_specials;
+    cases.push_back(std::move(softmax));
+    GraphCase max{fmt::format("max {} with NaN and infinities", dt), parse_graph(max_text(dt, "D")),
+                  shapes(false), tol(dt), 1e-4};
+    max.make_inputs = with_specials;
+    cases.push_back(std::move(max));
+  }
+  const std::string code = check_split_cases(cases, /*expect_split=*/false);
+  EXPECT_THAT(code, HasSubstr(kGroups));
+  EXPECT_THAT(code, HasSubstr("// this row's slice"));  // softmax's exp buffer
+}
+
+TEST(RowGroups, StaticShortRows) {
+  std::vector<GraphCase> cases;
+  const std::vector<sym::Binding> rows = {{{"N", 1}}, {{"N", 8}}, {{"N", 13}}, {{"N", 40}}};
+  for (const char* dt : {"f32", "bf16"})
+    for (const char* d : {"1", "16", "64"})
+      cases.push_back({fmt::format("softmax {} D={}", dt, d), parse_graph(softmax_text(dt, d)),
+                       rows, tol(dt), 1e-4});
+  check_split_cases(cases, /*expect_split=*/false);
+}
+
+TEST(RowGroups, SourceStructure) {
+  const auto source = kernel_code;
+  // Rows that may be short: groups, behind the row length's check.
+  const std::string symbolic = source(softmax_text("f32", "D"));
+  EXPECT_THAT(symbolic, HasSubstr("if (n1 <= 64) {  // " + kGroups));
+  EXPECT_THAT(symbolic, HasSubstr("for (; row_end - row >= 8; row += 8) {"));
+  EXPECT_THAT(symbolic, HasSubstr("for (; row < row_end; ++row) {"));  // the rest, one by one
+  EXPECT_THAT(symbolic, HasSubstr("gv"));                              // the max, across blocks
+  EXPECT_THAT(source(softmax_text("bf16", "64")), HasSubstr(kGroups));
+  // Rows longer than the limit, column reductions, gathers: none.
+  EXPECT_THAT(source(softmax_text("f32", "65")), Not(HasSubstr(kGroups)));
+  EXPECT_THAT(source(R"(graph g(x: f32[N, D]) {
+  s = reduce_sum(x, axes=[0])
+  return s
+})"),
+              Not(HasSubstr(kGroups)));
+  EXPECT_THAT(source(R"(graph g(t: f32[V, D], ids: i64[N]) {
+  e = gather(t, ids, axis=0)
+  s = reduce_sum(e, axes=[1])
+  return s
+})"),
+              Not(HasSubstr(kGroups)));
+}
+
+}  // namespace
+}  // namespace autofuse::codegen_test
