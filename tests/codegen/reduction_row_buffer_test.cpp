@@ -22,9 +22,12 @@ using ::testing::Not;
 
 std::vector<sym::Binding> nd_shapes() {
   // D = 40009: longer than the buffer of 32768 f32 (recomputing variant).
+  // N >= 8 with D <= 64: rows in groups (row_groups.cpp), D = 64 with the
+  // cost buffers (ub_long).
   return {{{"N", 1}, {"D", 1}},    {{"N", 3}, {"D", 7}},     {{"N", 5}, {"D", 64}},
           {{"N", 13}, {"D", 131}}, {{"N", 2}, {"D", 1025}},  {{"N", 37}, {"D", 3}},
-          {{"N", 4}, {"D", 3001}}, {{"N", 2}, {"D", 40009}}, {{"N", 1}, {"D", 32768}}};
+          {{"N", 4}, {"D", 3001}}, {{"N", 2}, {"D", 40009}}, {{"N", 1}, {"D", 32768}},
+          {{"N", 9}, {"D", 64}},   {{"N", 16}, {"D", 33}}};
 }
 
 TEST(RowBuffer, SoftmaxEveryFloatDtype) {

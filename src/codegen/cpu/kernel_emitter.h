@@ -42,6 +42,9 @@ namespace autofuse::codegen::cpu {
 /// Writable elements after a buffer that a prelude af_row_* function reduces
 /// (it pads the last vector with the identity; kernel_prelude_rows.h).
 constexpr int64_t kRowReducePad = 8;
+/// The longest row that runs in groups (row_groups.cpp): longer rows have
+/// enough independent work within each pass.
+constexpr int64_t kGroupRowMax = 64;
 
 class KernelEmitter {
  public:
@@ -310,6 +313,9 @@ class KernelEmitter {
   std::string grouped_row_loop() const;
   /// While the unsplit copy of the row loop is emitted (nsplit == 1).
   mutable bool unsplit_ = false;
+  /// While grouped_row_loop's passes are emitted: rows of at most
+  /// kGroupRowMax elements that fit the row buffers.
+  mutable bool grouped_ = false;
 
   const schedule::ScheduledKernel& kernel_;
   const ascir::AscGraph& graph_;

@@ -501,6 +501,21 @@ void KernelEmitter::emit_pass(int pass, const std::string& indent, std::string& 
       ub_pass_ = -1;
       ub_cost_ = false;
     };
+    if (grouped_ && !by_length) {
+      // Grouped rows (row_groups.cpp) always fit the row buffers: no
+      // recomputing variant.
+      if (three) {
+        out += ind + "if (ub_long) {  // row buffers (see row_buffers)\n";
+        variant(true);
+        out += ind + "} else {  // the transcendental ones only\n";
+        variant(false);
+        out += ind + "}\n";
+      } else {
+        variant(true);
+      }
+      out += indent + "}\n";
+      return;
+    }
     if (three) {
       out += ind + "if (ub_rows && ub_long) {  // row buffers (see row_buffers)\n";
       variant(true);

@@ -34,9 +34,6 @@ namespace {
 /// Rows per group: enough independent chains to fill the out-of-order
 /// window, few enough that the row buffers' slices stay in the L1.
 constexpr int kGroupRows = 8;
-/// The longest row run in groups: longer rows have enough independent work
-/// within each pass.
-constexpr int64_t kGroupRowMax = 64;
 /// Elements per row in a row buffer's slice: the longest row plus the pad a
 /// short row's reduction writes after it, in whole vectors.
 constexpr int64_t kGroupSlice = (kGroupRowMax + kRowReducePad + 15) / 16 * 16;
@@ -86,6 +83,7 @@ std::string KernelEmitter::grouped_row_loop() const {
     if (!ub_write_pass_.empty() && ub_write_pass_[static_cast<size_t>(n.id)] >= 0)
       out += fmt::format("    {0}* const ub{1}_all = ub{1};\n", c_compute_type(n.dtype), n.id);
   const std::string ind = "      ";
+  grouped_ = true;
   for (int block = 0; block < kernel_.num_passes; ++block) {
     out += fmt::format("    for (int g_ = 0; g_ < {}; ++g_) {{\n", g);
     for (int a : row_axes_)
@@ -111,6 +109,7 @@ std::string KernelEmitter::grouped_row_loop() const {
       if (group_block(id) == block) out += fmt::format("{0}g{1}[g_] = {1};\n", ind, value(id));
     out += "    }\n";
   }
+  grouped_ = false;
   out += "  }\n  }\n";
   return out;
 }

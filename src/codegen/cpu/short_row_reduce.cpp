@@ -95,7 +95,8 @@ void KernelEmitter::emit_short_row_loop(
     std::string& out) const {
   const int axis = kernel_.inner_axes.front();
   const std::optional<int64_t> extent = graph_.axes.at(static_cast<size_t>(axis)).size.as_const();
-  const bool always_short = extent.has_value();  // short_row_reduces checked its length
+  // short_row_reduces checked a static length; grouped rows are short.
+  const bool always_short = extent.has_value() || grouped_;
   std::string ind = indent;
   if (!always_short) {
     out += fmt::format("{}if (hi - lo <= {}) {{  // a short row: reduced from buffers\n", indent,
@@ -120,7 +121,9 @@ void KernelEmitter::emit_short_row_loop(
     } else {
       buffer = fmt::format("rb{}", r);
       out += fmt::format("{}float {}[{}] __attribute__((aligned(64)));  // {}\n", ind, buffer,
-                         extent.value_or(kShortReduceRow) + kRowReducePad, n.name);
+                         extent.value_or(grouped_ ? kGroupRowMax : kShortReduceRow) +
+                             kRowReducePad,
+                         n.name);
       writes += fmt::format("{}{}[i{} - lo] = {};", writes.empty() ? "" : " ", buffer, axis,
                             value(input));
     }
