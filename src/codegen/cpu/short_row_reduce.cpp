@@ -121,8 +121,7 @@ void KernelEmitter::emit_short_row_loop(
     } else {
       buffer = fmt::format("rb{}", r);
       out += fmt::format("{}float {}[{}] __attribute__((aligned(64)));  // {}\n", ind, buffer,
-                         extent.value_or(grouped_ ? kGroupRowMax : kShortReduceRow) +
-                             kRowReducePad,
+                         extent.value_or(grouped_ ? kGroupRowMax : kShortReduceRow) + kRowReducePad,
                          n.name);
       writes += fmt::format("{}{}[i{} - lo] = {};", writes.empty() ? "" : " ", buffer, axis,
                             value(input));
