@@ -149,7 +149,12 @@ AF_INLINE double af_sigmoid(double x) {
 // them positions in the thousands), hence 6x.
 // exp: n = round(x / ln2), r = x - n*ln2 (Cody-Waite, two parts), Cephes'
 // degree-7 polynomial for e^r, times 2^n in two steps (a subnormal result
-// rounds once; x > 88.73 overflows to inf, x < -103.98 gives 0).
+// rounds once; x > 88.73 overflows to inf, x < -103.98 gives 0). The first
+// step adds n1 to y's exponent field instead of multiplying by 2^n1 (the
+// same value: y * 2^n1 is normal, y in [0.7, 1.5) and n1 in [-75, 64]),
+// and 1 + r + r^2 p is two FMAs, 1 + r (1 + r p): 26 vector instructions
+// instead of 28, 0.54 -> 0.49 ns per element on an AVX2 Zen 3 (both within
+// 1 ulp of glibc over all 2^32 floats).
 AF_INLINE float af_exp(float x) {
   // x < -104 gives 0 by a select, not by the multiplies below: an underflow
   // there costs a microcode assist per vector (softmax over rows masked with
@@ -165,14 +170,15 @@ AF_INLINE float af_exp(float x) {
   p = p * r + 4.1665795894e-2f;
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
-  const float y = p * (r * r) + r + 1.0f;
+  const float y = (p * r + 1.0f) * r + 1.0f;
   const int32_t ni = (int32_t)n;
   const int32_t n1 = ni >> 1;
   const int32_t n2 = ni - n1;
-  // A NaN x passes the clamps and makes y NaN, so the result is NaN without
-  // a select (which cost softmax_mask [2, 12, 128, 128] 0.166 vs 0.157 ms).
+  // A NaN x passes the clamps and makes y NaN (n converts to INT_MIN, whose
+  // n1 << 23 is 0: the NaN's bits stay), so the result is NaN without a
+  // select (which cost softmax_mask [2, 12, 128, 128] 0.166 vs 0.157 ms).
   return af_self(zero, 0.0f,
-                 y * af_u2f((uint32_t)(n1 + 127) << 23) * af_u2f((uint32_t)(n2 + 127) << 23));
+                 af_u2f(af_f2u(y) + ((uint32_t)n1 << 23)) * af_u2f((uint32_t)(n2 + 127) << 23));
 }
 
 // log: x = 2^e * m with m in [sqrt(1/2), sqrt(2)), Cephes' polynomial for
