@@ -7,7 +7,9 @@
 // execution overlaps only the next row or so. In groups, each pass runs over
 // kGroupRows rows before the next pass starts, so the group's chains are
 // independent work (a standalone softmax over rows of 16: 3.0 -> 2.1 us,
-// session 8).
+// session 8; generated, on an AVX2 Zen 3: softmax_mask bf16 rows of 16 and
+// 64 0.82-0.84x of the time, f32 rows of 64 0.89x, f32 rows of 16 0.97x,
+// those bound by exp's instruction count rather than by the chain).
 //
 // The code is the row loop's own (stages and passes emitted as for one row)
 // in one `for (g_ ...)` loop per pass; block p runs pass p and then stage
@@ -17,6 +19,9 @@
 // indices are arrays too, and every block recomputes the row bases from
 // them. Row buffers (row_buffers.cpp) get a slice per row of the group. The
 // rows are computed exactly as one by one, so the results are bit-identical.
+// While the blocks are emitted, grouped_ tells the passes that a row is
+// short and fits the row buffers: no long-row clause loop, no recomputing
+// variant (short_row_reduce.cpp, reduction_pass.cpp).
 #include <optional>
 
 #include <fmt/format.h>
