@@ -300,6 +300,9 @@ class KernelEmitter {
   /// Whether the code being emitted may run a split row (in segments, one
   /// pass per launch): not in the unsplit copy of the row loop.
   bool split_possible() const { return !kernel_.inner_axes.empty() && !unsplit_; }
+  /// A row's bounds lo/hi (its segment when split), tile bounds, row bases
+  /// and prefetch offsets, at the start of its code (reduction.cpp).
+  std::string row_head(const std::string& indent) const;
   /// The Reduction template's loop over its rows (reduction.cpp);
   /// `continued`: from the current `row` on (after grouped_row_loop).
   std::string row_loop(bool continued = false) const;

@@ -97,23 +97,17 @@ std::string KernelEmitter::unit_loop_head() const {
   return out;
 }
 
-std::string KernelEmitter::row_loop(bool continued) const {
+std::string KernelEmitter::row_head(const std::string& ind) const {
   std::string out;
-  out += continued ? "  for (; row < row_end; ++row) {\n"
-                   : "  for (int64_t row = row_begin; row < row_end; ++row) {\n";
-  out += "    {\n";
-  const std::string ind = "      ";
-  {
-    const int axis = kernel_.inner_axes.front();
-    if (split_possible()) {
-      out += fmt::format("{}const int64_t lo = seg * td->seg_len;  // the segment of {}\n", ind,
-                         graph_.axes.at(static_cast<size_t>(axis)).name);
-      out += fmt::format("{}const int64_t hi = af_min(lo + td->seg_len, {});\n", ind, size(axis));
-    } else {
-      out += fmt::format("{}const int64_t lo = 0;  // the whole of {}\n", ind,
-                         graph_.axes.at(static_cast<size_t>(axis)).name);
-      out += fmt::format("{}const int64_t hi = {};\n", ind, size(axis));
-    }
+  const int axis = kernel_.inner_axes.front();
+  if (split_possible()) {
+    out += fmt::format("{}const int64_t lo = seg * td->seg_len;  // the segment of {}\n", ind,
+                       graph_.axes.at(static_cast<size_t>(axis)).name);
+    out += fmt::format("{}const int64_t hi = af_min(lo + td->seg_len, {});\n", ind, size(axis));
+  } else {
+    out += fmt::format("{}const int64_t lo = 0;  // the whole of {}\n", ind,
+                       graph_.axes.at(static_cast<size_t>(axis)).name);
+    out += fmt::format("{}const int64_t hi = {};\n", ind, size(axis));
   }
   if (column_) {
     out += ind + "const int64_t t0 = tile * tw;  // the tile\n";
@@ -122,6 +116,16 @@ std::string KernelEmitter::row_loop(bool continued) const {
   }
   out += row_bases(ind, /*constant=*/true);
   out += row_prefetch_offsets(ind);
+  return out;
+}
+
+std::string KernelEmitter::row_loop(bool continued) const {
+  std::string out;
+  out += continued ? "  for (; row < row_end; ++row) {\n"
+                   : "  for (int64_t row = row_begin; row < row_end; ++row) {\n";
+  out += "    {\n";
+  const std::string ind = "      ";
+  out += row_head(ind);
   bool jumps = false;
   for (int stage = 0; stage <= kernel_.num_passes; ++stage) {
     emit_stage(stage, ind, out);

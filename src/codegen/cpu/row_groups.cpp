@@ -93,9 +93,7 @@ std::string KernelEmitter::grouped_row_loop() const {
     out += fmt::format("    for (int g_ = 0; g_ < {}; ++g_) {{\n", g);
     for (int a : row_axes_)
       out += fmt::format("{0}const int64_t i{1} = gi{1}[g_];\n", ind, a);
-    out += fmt::format("{}const int64_t lo = 0;\n{}const int64_t hi = {};\n", ind, ind, size(axis));
-    out += row_bases(ind, /*constant=*/true);
-    out += row_prefetch_offsets(ind);
+    out += row_head(ind);
     for (const AscNode& n : graph_.nodes)
       if (!ub_write_pass_.empty() && ub_write_pass_[static_cast<size_t>(n.id)] >= 0)
         out += fmt::format(
