@@ -84,13 +84,14 @@ af_machine detect_machine(int threads) {
   m.l3_bytes = cache_size(_SC_LEVEL3_CACHE_SIZE, 3, m.l2_bytes);
   m.vector_bytes = detect_vector_bytes();
   m.min_block_bytes = kMinBlockBytes;
+  m.stream_max_ops_per_kib = kStreamMaxOpsPerKiB;
   return m;
 }
 
 std::string machine_to_string(const af_machine& m) {
-  return fmt::format("cores={} l1={} l2={} l3={} vector={} min_block={}", m.cores,
+  return fmt::format("cores={} l1={} l2={} l3={} vector={} min_block={} stream_max={}/KiB", m.cores,
                      bytes_text(m.l1_bytes), bytes_text(m.l2_bytes), bytes_text(m.l3_bytes),
-                     m.vector_bytes, bytes_text(m.min_block_bytes));
+                     m.vector_bytes, bytes_text(m.min_block_bytes), m.stream_max_ops_per_kib);
 }
 
 }  // namespace autofuse::runtime

@@ -15,6 +15,22 @@ namespace autofuse::runtime {
 /// ~12-20 KB. Blocks of >= 64 KiB keep that overhead under ~25%.
 inline constexpr int64_t kMinBlockBytes = 64 * 1024;
 
+/// Streaming stores pay only in a memory-bound loop (af_machine::
+/// stream_max_ops_per_kib; tiling::loop_traffic counts a kernel's vector
+/// instructions per element). A core issues ~2.2 vector instructions per
+/// cycle on these loops and moves ~7-8 bytes per cycle from memory (22-25
+/// GB/s at ~3 GHz): from a few hundred instructions per KiB moved the loop is
+/// compute-bound, the traffic streaming saves no longer sets its time, and
+/// ordinary stores leave the output in the cache for its consumer. Measured
+/// on the suite's large rows (session 12, AMD Zen 3 AVX2, 1 and 2 threads,
+/// interleaved A/B of the two keys): ordinary stores 2-29% faster at 528 and
+/// above (chain30 f32; every bf16 output, whose rounding costs 13
+/// instructions per 8 lanes: attention_transpose, rotary, rmsnorm,
+/// skip_layernorm, softmax), streaming 6-85% faster at 267 and below (f32
+/// transposes, norms, swiglu, batch-norm) and 0-8% at 432 (softmax f32).
+/// 480 per KiB = 3.75 instructions per byte at 8 lanes.
+inline constexpr int64_t kStreamMaxOpsPerKiB = 480;
+
 /// Detects the host: cores this process may run on (sched_getaffinity),
 /// per-core L1d/L2 and shared L3 sizes (sysconf, else /sys, else typical
 /// values), vector width (64 bytes with AVX-512F, 32 with AVX, else 16).
@@ -22,7 +38,7 @@ inline constexpr int64_t kMinBlockBytes = 64 * 1024;
 /// once are the thread pool's threads).
 af_machine detect_machine(int threads = 0);
 
-/// "cores=2 l1=32K l2=1M l3=32M vector=64 min_block=64K"
+/// "cores=2 l1=32K l2=1M l3=32M vector=64 min_block=64K stream_max=384/KiB"
 std::string machine_to_string(const af_machine& machine);
 
 }  // namespace autofuse::runtime

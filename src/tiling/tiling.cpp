@@ -3,8 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 
+#include "autofuse/ascir/vector_cost.h"
 #include "autofuse/error.h"
 
 namespace autofuse::tiling {
@@ -114,6 +116,26 @@ bool reduces_from_buffer(const AscNode& reduce) {
   }
 }
 
+LoopTraffic loop_traffic(const ScheduledKernel& kernel) {
+  LoopTraffic t;
+  const int axis = vector_axis(kernel);
+  if (axis < 0) return t;
+  const AscGraph& g = kernel.graph;
+  for (const AscNode& n : g.nodes) {
+    if (!varies_along(n, axis)) continue;
+    if (kernel.kind == Template::Reduction && kernel.is_row_node.at(static_cast<size_t>(n.id)))
+      continue;  // once per row (or tile)
+    t.ops += ascir::vector_op_cost(n);
+    if (n.kind != AscKind::Load && n.kind != AscKind::Gather && n.kind != AscKind::Store) continue;
+    bool every_axis = true;
+    for (int a = 0; a < g.num_axes(); ++a)
+      every_axis =
+          every_axis && (g.axes[static_cast<size_t>(a)].size == sym::Expr(1) || varies_along(n, a));
+    if (every_axis) t.bytes += static_cast<int64_t>(dtype_size(n.dtype));
+  }
+  return t;
+}
+
 sym::Expr output_bytes(const ScheduledKernel& kernel) {
   const AscGraph& g = kernel.graph;
   sym::Expr bytes(0);
@@ -208,8 +230,32 @@ TilingSource emit_tiling(const ScheduledKernel& kernel, const std::string& name)
     // last-level cache gains little from being cached: the kernel's inputs
     // and the consumer's own reads and writes share that cache with it, and
     // the consumer reads from the start, the part written (and evicted) first.
-    c += fmt::format("  td->header.tiling_key = {} > machine->l3_bytes / 2 ? {} : {};\n",
-                     print(output_bytes(kernel)), kStreamingStoresKey, kOrdinaryStoresKey);
+    // In a compute-bound loop the memory traffic they save does not set the
+    // time (kStreamMaxOpsPerKiB, runtime/machine.h).
+    // A kernel with Gathers streams regardless: its streaming variant also
+    // prefetches the gathered rows (codegen's row_prefetch.cpp), worth more
+    // than the instructions (bert_embeddings bf16 [64, 512] at 747 per KiB:
+    // 3-8% slower with ordinary stores and no prefetches).
+    const LoopTraffic traffic = loop_traffic(kernel);
+    const bool gathers = std::any_of(g.nodes.begin(), g.nodes.end(),
+                                     [](const AscNode& n) { return n.kind == AscKind::Gather; });
+    if (gathers) {
+      c += "  const bool memory_bound = true;  // gathered rows: prefetched when streaming\n";
+    } else if (traffic.bytes > 0) {
+      c += fmt::format(
+          "  // {} vector instructions per vector, {} bytes per element through memory\n",
+          traffic.ops, traffic.bytes);
+      c += fmt::format(
+          "  const bool memory_bound = machine->stream_max_ops_per_kib <= 0 || INT64_C({}) * 1024 "
+          "<= machine->stream_max_ops_per_kib * af_max(1, machine->vector_bytes / 4) * "
+          "INT64_C({});\n",
+          traffic.ops, traffic.bytes);
+    } else {
+      c += "  const bool memory_bound = true;  // nothing per element through memory\n";
+    }
+    c += fmt::format(
+        "  td->header.tiling_key = memory_bound && {} > machine->l3_bytes / 2 ? {} : {};\n",
+        print(output_bytes(kernel)), kStreamingStoresKey, kOrdinaryStoresKey);
   } else {
     c += fmt::format("  td->header.tiling_key = {};\n", kOrdinaryStoresKey);
   }

@@ -47,11 +47,11 @@ std::shared_ptr<jit::Module> compile(const codegen::ModuleSource& module) {
 }
 
 af_machine one_core() {
-  return af_machine{1, 32 << 10, 1 << 20, 32 << 20, 64, 1 << 16};
+  return af_machine{1, 32 << 10, 1 << 20, 32 << 20, 64, 1 << 16, 0};
 }
 
 af_machine many_tiny_blocks(int64_t cores, int64_t vector_bytes) {
-  return af_machine{cores, 32 << 10, 1 << 20, 32 << 20, vector_bytes, 1};
+  return af_machine{cores, 32 << 10, 1 << 20, 32 << 20, vector_bytes, 1, 0};
 }
 
 std::vector<int64_t> run_tiling(const jit::Module& module, const codegen::KernelSource& k,

@@ -63,7 +63,7 @@ TEST(Module, TinyWorkRunsAsOneBlockLargeWorkOnEveryCore) {
                                                     schedule_graph(row_sum())};
   const codegen::ModuleSource m = codegen::generate_cpu_module(kernels);
   const auto so = compile(m);
-  const af_machine machine{2, 32 << 10, 1 << 20, 32 << 20, 64, 64 << 10};
+  const af_machine machine{2, 32 << 10, 1 << 20, 32 << 20, 64, 64 << 10, 0};
   const Graph graphs[] = {bias_gelu(), row_sum()};
   for (size_t k = 0; k < kernels.size(); ++k) {
     for (auto [n, d, blocks] : {std::tuple{1, 8, 1}, std::tuple{16, 64, 1},

@@ -205,7 +205,7 @@ TEST(Prelude, VectorMathEdgeValues) {
 TEST(Prelude, CostModel) {
   using Fn = void (*)(int64_t, int64_t, int64_t, const af_machine*, int64_t*);
   auto choose = fn<Fn>("choose");
-  const af_machine m{4, 32 << 10, 1 << 20, 32 << 20, 64, 64 << 10};
+  const af_machine m{4, 32 << 10, 1 << 20, 32 << 20, 64, 64 << 10, 0};
   int64_t out[2];
   choose(1000, 8, 64, &m, out);  // 8 KB: one block, no thread wake-up
   EXPECT_EQ(out[0], 1);
@@ -217,7 +217,7 @@ TEST(Prelude, CostModel) {
   EXPECT_EQ(out[0], 2);
   for (int64_t units : {1, 63, 64, 65, 1000, 4097, 100003}) {
     for (int64_t align : {1, 16, 64}) {
-      const af_machine tiny{7, 32 << 10, 1 << 20, 32 << 20, 64, 1};
+      const af_machine tiny{7, 32 << 10, 1 << 20, 32 << 20, 64, 1, 0};
       choose(units, 4, align, &tiny, out);
       EXPECT_GE(out[0], 1);
       EXPECT_LE(out[0], 7);

@@ -29,7 +29,7 @@ Buffer garbage_buffer(size_t bytes) {
 }  // namespace
 
 af_machine split_machine(int64_t cores, int64_t vector_bytes) {
-  return af_machine{cores, 32 << 10, 1 << 20, 32 << 20, vector_bytes, 1};
+  return af_machine{cores, 32 << 10, 1 << 20, 32 << 20, vector_bytes, 1, 0};
 }
 
 PhasedRun run_phased(const jit::Module& module, const codegen::KernelSource& k,
@@ -100,7 +100,7 @@ std::string check_split_cases(std::vector<GraphCase>& cases, bool expect_split, 
       one_core(), many_tiny_blocks(3, 1), many_tiny_blocks(7, 4), split_machine(64, 64),
       split_machine(5, 4), split_machine(3, 16),
       // Data "larger than the cache": streaming stores, column prefetches.
-      af_machine{2, 32 << 10, 1 << 20, 1 << 10, 64, 1}};
+      af_machine{2, 32 << 10, 1 << 20, 1 << 10, 64, 1, 0}};
   for (size_t i = 0; i < cases.size(); ++i) {
     GraphCase& c = cases[i];
     bool split = false;

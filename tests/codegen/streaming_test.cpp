@@ -273,7 +273,7 @@ TEST(Streaming, TilingPicksTheKeyFromTheOutputBytes) {
   }
   const codegen::ModuleSource module = codegen::generate_cpu_module(kernels);
   const auto so = compile(module);
-  af_machine m{2, 32 << 10, 1 << 20, 32 << 20, 64, 64 << 10};  // streams above 16 MiB of output
+  af_machine m{2, 32 << 10, 1 << 20, 32 << 20, 64, 64 << 10, 0};  // streams above 16 MiB of output
   const auto key = [&](size_t k, int64_t n, int64_t d) {
     const std::vector<int64_t> td = run_tiling(*so, module.kernels[k], {{"N", n}, {"D", d}}, m);
     return reinterpret_cast<const af_tiling_header*>(td.data())->tiling_key;
@@ -291,9 +291,64 @@ TEST(Streaming, TilingPicksTheKeyFromTheOutputBytes) {
   m.l3_bytes = 0;
   EXPECT_EQ(key(0, 1, 1), 1);
   EXPECT_EQ(key(3, 1, 1), 0);
-  EXPECT_THAT(module.code, HasSubstr("td->header.tiling_key = INT64_C(4)*s_D*s_N > "
+  EXPECT_THAT(module.code, HasSubstr("td->header.tiling_key = memory_bound && INT64_C(4)*s_D*s_N > "
                                      "machine->l3_bytes / 2 ? 1 : 0;"));
   EXPECT_THAT(module.code, HasSubstr("td->header.tiling_key = 0;"));
+}
+
+TEST(Streaming, ComputeBoundLoopsKeepOrdinaryStores) {
+  // loop_traffic: per element of the vector loop, vector instructions
+  // (ascir::vector_op_cost) and bytes through memory (w and bias are
+  // broadcast along N: they stay in the cache).
+  const auto scale_shift_in = [](DType dt) {
+    GraphBuilder b(fmt::format("scale_shift_{}", dtype_name(dt)));
+    Tensor x = b.input("x", dt, {S("N"), S("D")});
+    Tensor w = b.input("w", dt, {S("D")});
+    Tensor bias = b.input("bias", dt, {S("D")});
+    return std::move(b).build({b.add(b.mul(x, w), bias)});
+  };
+  std::vector<schedule::ScheduledKernel> kernels = {schedule_graph(scale_shift_in(DType::f32)),
+                                                    schedule_graph(scale_shift_in(DType::bf16))};
+  const tiling::LoopTraffic f32 = tiling::loop_traffic(kernels[0]);
+  EXPECT_EQ(f32.ops, 6);  // three loads, mul, add, store
+  EXPECT_EQ(f32.bytes, 8);
+  // bf16: each load widens (3), the store rounds (13).
+  const tiling::LoopTraffic bf16 = tiling::loop_traffic(kernels[1]);
+  EXPECT_EQ(bf16.ops, 24);
+  EXPECT_EQ(bf16.bytes, 4);
+  {  // a reduction's per-row values are not per element: rmsnorm f32
+    const tiling::LoopTraffic rms = tiling::loop_traffic(schedule_graph(example("rmsnorm")));
+    EXPECT_EQ(rms.bytes, 8) << rms.ops;
+    EXPECT_LE(rms.ops, 8);
+  }
+
+  const codegen::ModuleSource module = codegen::generate_cpu_module(kernels);
+  EXPECT_THAT(module.code,
+              HasSubstr("const bool memory_bound = machine->stream_max_ops_per_kib <= 0 || "
+                        "INT64_C(24) * 1024 <= machine->stream_max_ops_per_kib * af_max(1, "
+                        "machine->vector_bytes / 4) * INT64_C(4);"));
+  const auto so = compile(module);
+  // AVX2 (8 f32 lanes) and the default limit (runtime/machine.h): f32 is
+  // 6 * 1024 / (8 * 8) = 96 instructions per KiB, bf16 768.
+  af_machine m{2, 32 << 10, 1 << 20, 32 << 20, 32, 64 << 10, 480};
+  const auto key = [&](size_t k, int64_t n, int64_t d) {
+    const std::vector<int64_t> td = run_tiling(*so, module.kernels[k], {{"N", n}, {"D", d}}, m);
+    return reinterpret_cast<const af_tiling_header*>(td.data())->tiling_key;
+  };
+  EXPECT_EQ(key(0, 16384, 1024), 1);  // 64 MiB of f32 output
+  EXPECT_EQ(key(1, 16384, 2048), 0);  // 64 MiB of bf16 output: compute-bound
+  EXPECT_EQ(key(1, 16, 1024), 0);
+  m.vector_bytes = 64;  // 16 lanes: 24 * 1024 <= 480 * 16 * 4
+  EXPECT_EQ(key(1, 16384, 2048), 1);
+  EXPECT_EQ(key(1, 16, 1024), 0);  // small output: never
+  m.vector_bytes = 32;
+  m.stream_max_ops_per_kib = 768;  // the limit is inclusive
+  EXPECT_EQ(key(1, 16384, 2048), 1);
+  m.stream_max_ops_per_kib = 767;
+  EXPECT_EQ(key(1, 16384, 2048), 0);
+  m.stream_max_ops_per_kib = 0;  // no limit
+  EXPECT_EQ(key(1, 16384, 2048), 1);
+  EXPECT_EQ(key(0, 16384, 1024), 1);
 }
 
 /// The text of kernel `name`'s kernel function in `code`.

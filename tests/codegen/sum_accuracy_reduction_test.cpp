@@ -211,7 +211,7 @@ TEST(SumAccuracy, SplitsUseEveryCore) {
                                                     sum_kernel(DType::f32, true).scheduled};
   const codegen::ModuleSource module = codegen::generate_cpu_module(kernels);
   const auto so = compile(module);
-  af_machine m{16, 48 << 10, 1 << 20, 32 << 20, 64, 64 << 10};
+  af_machine m{16, 48 << 10, 1 << 20, 32 << 20, 64, 64 << 10, 0};
   const auto header = [&](size_t k, const sym::Binding& b, int64_t max_phases) {
     using TilingFn = void (*)(const int64_t*, const af_machine*, void*);
     auto fn = reinterpret_cast<TilingFn>(so->symbol(module.kernels[k].name + "_tiling"));

@@ -244,8 +244,10 @@ TEST(Machine, DetectsSensibleValues) {
   EXPECT_GE(m.l3_bytes, 0);
   EXPECT_TRUE(m.vector_bytes == 16 || m.vector_bytes == 32 || m.vector_bytes == 64);
   EXPECT_EQ(m.min_block_bytes, kMinBlockBytes);
+  EXPECT_EQ(m.stream_max_ops_per_kib, kStreamMaxOpsPerKiB);
   EXPECT_EQ(detect_machine(3).cores, 3);
   EXPECT_NE(machine_to_string(m).find("cores="), std::string::npos);
+  EXPECT_NE(machine_to_string(m).find("stream_max=480/KiB"), std::string::npos);
 }
 
 }  // namespace

@@ -40,6 +40,11 @@ typedef struct af_machine {
   int64_t l3_bytes;        /**< shared */
   int64_t vector_bytes;    /**< SIMD register width: 64 for AVX-512 */
   int64_t min_block_bytes; /**< least bytes moved that pay for waking another core */
+  /** Streaming (non-temporal) stores only for a kernel whose vector loop
+   *  issues at most this many vector instructions per KiB it moves through
+   *  memory (more: compute-bound, where ordinary stores are faster); <= 0:
+   *  no limit. */
+  int64_t stream_max_ops_per_kib;
 } af_machine;
 
 /** The first fields of every kernel's tiling data. */

@@ -24,9 +24,11 @@
 // wake-up. The function allocates nothing and costs a few integer operations.
 //
 // It also sets the tiling key: kStreamingStoresKey when the kernel has
-// streaming-capable stores (streams()) and its outputs are large against the
+// streaming-capable stores (streams()), its outputs are large against the
 // last-level cache (output_bytes() > machine->l3_bytes / 2; see
-// tiling.cpp), else kOrdinaryStoresKey. The kernel branches on it per row.
+// tiling.cpp) and its vector loop is memory-bound (loop_traffic() against
+// machine->stream_max_ops_per_kib), else kOrdinaryStoresKey. The kernel
+// branches on it per row.
 #pragma once
 
 #include <string>
@@ -136,6 +138,20 @@ bool streams(const schedule::ScheduledKernel& kernel, const ascir::AscNode& stor
 /// of the axes each varies along; an Output written in pieces counts every
 /// piece's Store).
 sym::Expr output_bytes(const schedule::ScheduledKernel& kernel);
+
+/// What one element of the kernel's vector loop costs: `ops`, vector
+/// instructions per vector of lanes (ascir::vector_op_cost of every node
+/// computed per element: loads, computes, stores; a value several passes
+/// recompute counts once), and `bytes` it moves through memory (Loads,
+/// Gathers and Stores that vary along every axis of size > 1: a broadcast
+/// operand such as LayerNorm's gamma stays in the cache). The tiling
+/// function streams only when ops * 1024 <= machine->stream_max_ops_per_kib *
+/// lanes * bytes (lanes: f32 lanes of machine->vector_bytes).
+struct LoopTraffic {
+  int64_t ops = 0;
+  int64_t bytes = 0;
+};
+LoopTraffic loop_traffic(const schedule::ScheduledKernel& kernel);
 
 /// Estimated bytes moved per work unit (the cost model's input), >= 1.
 /// Elementwise: the element sizes of the Loads, Gathers and Stores that vary

@@ -26,6 +26,7 @@
 // way, so all variants give bit-identical results.
 #include <fmt/format.h>
 
+#include "autofuse/ascir/vector_cost.h"
 #include "autofuse/error.h"
 #include "autofuse/tiling/tiling.h"
 #include "codegen/cpu/c_exprs.h"
@@ -37,39 +38,8 @@ using ascir::AscKind;
 
 namespace {
 
-/// Transcendental ops: worth a buffer write and read on their own (a few ns
-/// per element as vector math, against a store and a load to the L1).
-bool transcendental(const ascir::AscNode& n) {
-  if (n.kind != AscKind::Compute || !is_float(ascir::compute_dtype(n.dtype))) return false;
-  switch (n.op) {
-    case OpKind::Exp:
-    case OpKind::Log:
-    case OpKind::Sin:
-    case OpKind::Cos:
-    case OpKind::Tanh:
-    case OpKind::Sigmoid:
-    case OpKind::Erf:
-    case OpKind::Pow:
-      return true;
-    default:
-      return false;
-  }
-}
-
-/// Vector instructions per element to compute `n` itself, roughly: a load
-/// of a 16-bit float widens it (2 more), f16 and float8 decode in software.
-int op_cost(const ascir::AscNode& n) {
-  switch (n.kind) {
-    case AscKind::Load:
-    case AscKind::Gather:
-      if (n.dtype == DType::f16 || is_float8(n.dtype)) return 8;
-      return dtype_size(n.dtype) == 2 ? 3 : 1;
-    case AscKind::Compute:
-      return transcendental(n) ? 20 : 1;
-    default:
-      return 0;
-  }
-}
+using ascir::is_transcendental;
+using ascir::vector_op_cost;
 
 /// A value that costs at least this much to recompute per element is kept
 /// in a row buffer (a store once, a load per later pass) when several
@@ -105,11 +75,11 @@ void KernelEmitter::plan_row_buffers() {
   for (const AscNode& n : graph_.nodes) {
     const auto id = static_cast<size_t>(n.id);
     if (level_[id] != depth_) continue;
-    cost[id] = op_cost(n);
+    cost[id] = vector_op_cost(n);
     for (int in : n.inputs)
       if (level_[static_cast<size_t>(in)] == depth_) cost[id] += cost[static_cast<size_t>(in)];
     const bool value = n.kind == AscKind::Compute && is_float(ascir::compute_dtype(n.dtype));
-    candidate[id] = value && passes[id] >= 2 && (transcendental(n) || cost[id] >= kBufferWorth);
+    candidate[id] = value && passes[id] >= 2 && (is_transcendental(n) || cost[id] >= kBufferWorth);
   }
   // A candidate whose every user is buffered, written no later and used
   // whenever its own buffer would be, needs no buffer of its own: later
@@ -120,7 +90,7 @@ void KernelEmitter::plan_row_buffers() {
   for (size_t i = graph_.nodes.size(); i-- > 0;) {
     if (!candidate[i]) continue;
     const AscNode& n = graph_.nodes[i];
-    const bool cost_only = !transcendental(n);
+    const bool cost_only = !is_transcendental(n);
     bool subsumed = !users[i].empty();
     for (int u : users[i]) {
       const auto k = static_cast<size_t>(u);
