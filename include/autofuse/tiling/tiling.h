@@ -146,7 +146,8 @@ sym::Expr output_bytes(const schedule::ScheduledKernel& kernel);
 /// Gathers and Stores that vary along every axis of size > 1: a broadcast
 /// operand such as LayerNorm's gamma stays in the cache). The tiling
 /// function streams only when ops * 1024 <= machine->stream_max_ops_per_kib *
-/// lanes * bytes (lanes: f32 lanes of machine->vector_bytes).
+/// lanes * bytes (lanes: f32 lanes of machine->vector_bytes), or when the
+/// kernel has Gathers (the streaming variant prefetches the gathered rows).
 struct LoopTraffic {
   int64_t ops = 0;
   int64_t bytes = 0;
