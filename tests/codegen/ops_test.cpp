@@ -15,6 +15,8 @@
 namespace autofuse::codegen_test {
 namespace {
 
+using ::testing::HasSubstr;
+
 sym::Expr S(const char* name) {
   return sym::Expr::symbol(name);
 }
@@ -180,6 +182,35 @@ TEST(Ops, BinaryEveryDtype) {
     cases.push_back({name, std::move(b).build({z}), pool_binding(dt, true), 0, 0, pool_inputs});
   }
   check_cases(cases);
+}
+
+TEST(Ops, MaxMinWithConstants) {
+  // A bound that is a constant, not NaN, takes one compare and one blend
+  // (af_fmax_vk & co.): the same results as the general form on every pool
+  // value (NaN stays, signed zeros and equal values as the reference), with
+  // the constant first or second; a NaN constant keeps the general form.
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<double> bounds = {0.0, -0.0, 1.5, -2.5, inf, -inf, 1e-40, 65504, NAN};
+  std::vector<GraphCase> cases;
+  for (DType dt : {DType::f32, DType::f64, DType::f16, DType::bf16}) {
+    const std::string name = fmt::format("clamps_{}", dtype_name(dt));
+    GraphBuilder b(name);
+    Tensor x = b.input("x", dt, {S("N")});
+    std::vector<Tensor> outs;
+    for (double k : bounds) {
+      const Tensor c = b.scalar(k, dt);
+      for (OpKind op : {OpKind::Max, OpKind::Min}) {
+        outs.push_back(b.binary(op, x, c));
+        outs.push_back(b.binary(op, c, x));
+      }
+    }
+    cases.push_back({name, std::move(b).build(outs), pool_binding(dt, false), 0, 0, pool_inputs});
+  }
+  const std::string code = check_cases(cases);
+  for (const char* helper : {"af_fmax_vk(", "af_fmax_kv(", "af_fmin_vk(", "af_fmin_kv("})
+    EXPECT_THAT(code, HasSubstr(helper));
+  EXPECT_THAT(code, HasSubstr("= af_fmax("));  // the NaN bound
+  EXPECT_THAT(code, HasSubstr("= af_fmin("));
 }
 
 TEST(Ops, EveryCastPair) {

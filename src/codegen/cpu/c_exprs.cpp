@@ -689,4 +689,11 @@ std::string reduce_result(OpKind op, DType dtype, const std::string& acc, const 
   return {};
 }
 
+std::string min_max_with_constant(OpKind op, int constant, const std::string& a,
+                                  const std::string& b) {
+  AF_CHECK(op == OpKind::Max || op == OpKind::Min, "min_max_with_constant of {}", op_info(op).name);
+  return fmt::format("{}_{}({}, {})", op == OpKind::Max ? "af_fmax" : "af_fmin",
+                     constant == 0 ? "kv" : "vk", a, b);
+}
+
 }  // namespace autofuse::codegen::cpu

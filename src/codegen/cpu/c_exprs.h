@@ -41,6 +41,11 @@ std::string index_expr(DType dtype, const std::string& index);
 /// compute type `operand_dtype` (the first operand's for where). A float8 or
 /// i4/u4 result is rounded / wrapped to its type, as in the reference.
 std::string compute_expr(OpKind op, DType operand_dtype, const std::vector<std::string>& args);
+/// Float Max or Min of `a` and `b` where operand `constant` (0 or 1) is a
+/// compile-time constant that is not NaN: the same result as compute_expr's
+/// in two vector instructions instead of four (af_fmax_vk & co.).
+std::string min_max_with_constant(OpKind op, int constant, const std::string& a,
+                                  const std::string& b);
 
 /// How a Reduce accumulates inside the vectorized loop over its row.
 struct ReduceCode {

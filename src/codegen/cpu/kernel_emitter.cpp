@@ -3,6 +3,7 @@
 #include "codegen/cpu/kernel_emitter.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -260,6 +261,16 @@ std::string KernelEmitter::address(const AscNode& n, int axis, const std::string
   return out;
 }
 
+int KernelEmitter::never_nan_constant(const AscNode& n) const {
+  for (int k = 0; k < 2; ++k) {
+    const AscNode* src = &node(n.inputs.at(static_cast<size_t>(k)));
+    while (src->kind == AscKind::Broadcast)
+      src = &node(src->inputs.at(0));
+    if (src->kind == AscKind::Scalar && !std::isnan(src->scalar)) return k;
+  }
+  return -1;
+}
+
 void KernelEmitter::emit_node(const AscNode& n, const std::string& indent, std::string& out,
                               bool to_buffer) const {
   const std::string type = c_compute_type(n.dtype);
@@ -302,7 +313,12 @@ void KernelEmitter::emit_node(const AscNode& n, const std::string& indent, std::
       for (int id : n.inputs)
         args.push_back(value(id));
       const DType operand = n.op == OpKind::Where ? in(1).dtype : in(0).dtype;
-      rhs = compute_expr(n.op, operand, args);
+      const int constant =
+          (n.op == OpKind::Max || n.op == OpKind::Min) && is_float(operand) && !is_float8(operand)
+              ? never_nan_constant(n)
+              : -1;
+      rhs = constant >= 0 ? min_max_with_constant(n.op, constant, args.at(0), args.at(1))
+                          : compute_expr(n.op, operand, args);
       break;
     }
     case AscKind::Cast:

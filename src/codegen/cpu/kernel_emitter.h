@@ -123,6 +123,9 @@ class KernelEmitter {
   ShortLoops short_loop_variant(int axis, const std::vector<int>& nodes) const;
   /// Whether some store of the kernel streams (has a tiling_key 1 variant).
   bool streams() const;
+  /// Which operand (0 or 1) of binary Compute `n` is a Scalar that is not
+  /// NaN, maybe broadcast (the first when both are); -1: neither.
+  int never_nan_constant(const AscNode& n) const;
   /// `if (key is streaming) af_nt_fence();` when some store streams, else empty.
   std::string fence_if_streamed(const std::string& indent) const;
   std::string row_base(const AscNode& n) const;

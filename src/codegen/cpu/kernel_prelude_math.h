@@ -85,6 +85,26 @@ template <class F>
 AF_INLINE F af_fmin(F a, F b) {
   return af_pick(a < b || a != a, a, b);
 }
+// The same against a constant k that is not NaN (a clamp's bound), one
+// compare and one blend: af_fmax(a, k) is k >= a ? k : a (a NaN a compares
+// false and stays; equal values give k, the second operand) and af_fmax(k,
+// a) is k > a ? k : a (equal: a). Min likewise.
+template <class F>
+AF_INLINE F af_fmax_vk(F a, F k) {
+  return af_pick(k >= a, k, a);
+}
+template <class F>
+AF_INLINE F af_fmax_kv(F k, F a) {
+  return af_pick(k > a, k, a);
+}
+template <class F>
+AF_INLINE F af_fmin_vk(F a, F k) {
+  return af_pick(k <= a, k, a);
+}
+template <class F>
+AF_INLINE F af_fmin_kv(F k, F a) {
+  return af_pick(k < a, k, a);
+}
 AF_INLINE float af_fmod(float a, float b) {
   const float r = __builtin_fmodf(a, b);
   if (r == 0) return __builtin_copysignf(0.0f, b);
