@@ -2,7 +2,8 @@
 // bit-exact against support/half.h, vector math against glibc over sweeps of
 // bit patterns (denormals, huge |x|, inf and NaN included), the cost model,
 // and the floor-division helpers. AUTOFUSE_EXHAUSTIVE=1 sweeps all 2^32
-// floats instead of a sample (about a minute).
+// floats instead of a sample (Prelude.VectorMath* alone: 22 minutes on one
+// Zen 3 core in session 12).
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
