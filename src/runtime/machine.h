@@ -38,7 +38,7 @@ inline constexpr int64_t kStreamMaxOpsPerKiB = 480;
 /// once are the thread pool's threads).
 af_machine detect_machine(int threads = 0);
 
-/// "cores=2 l1=32K l2=1M l3=32M vector=64 min_block=64K stream_max=384/KiB"
+/// "cores=2 l1=32K l2=1M l3=32M vector=64 min_block=64K stream_max=480/KiB"
 std::string machine_to_string(const af_machine& machine);
 
 }  // namespace autofuse::runtime

@@ -313,6 +313,8 @@ void KernelEmitter::emit_node(const AscNode& n, const std::string& indent, std::
       for (int id : n.inputs)
         args.push_back(value(id));
       const DType operand = n.op == OpKind::Where ? in(1).dtype : in(0).dtype;
+      // A clamp's constant bound: two instructions (float8 results are
+      // rounded by compute_expr, so they keep it).
       const int constant =
           (n.op == OpKind::Max || n.op == OpKind::Min) && is_float(operand) && !is_float8(operand)
               ? never_nan_constant(n)
