@@ -231,17 +231,12 @@ TilingSource emit_tiling(const ScheduledKernel& kernel, const std::string& name)
     // and the consumer's own reads and writes share that cache with it, and
     // the consumer reads from the start, the part written (and evicted) first.
     // In a compute-bound loop the memory traffic they save does not set the
-    // time (kStreamMaxOpsPerKiB, runtime/machine.h).
-    // A kernel with Gathers streams regardless: its streaming variant also
-    // prefetches the gathered rows (codegen's row_prefetch.cpp), worth more
-    // than the instructions (bert_embeddings bf16 [64, 512] at 747 per KiB:
-    // 3-8% slower with ordinary stores and no prefetches).
+    // time (kStreamMaxOpsPerKiB, runtime/machine.h): such a loop keeps
+    // ordinary stores but still prefetches later rows (kPrefetchingKey), as
+    // its inputs come from memory too (attention_transpose bf16 [16, 1024]:
+    // strided rows; bert_embeddings bf16: gathered rows).
     const LoopTraffic traffic = loop_traffic(kernel);
-    const bool gathers = std::any_of(g.nodes.begin(), g.nodes.end(),
-                                     [](const AscNode& n) { return n.kind == AscKind::Gather; });
-    if (gathers) {
-      c += "  const bool memory_bound = true;  // gathered rows: prefetched when streaming\n";
-    } else if (traffic.bytes > 0) {
+    if (traffic.bytes > 0) {
       c += fmt::format(
           "  // {} vector instructions per vector, {} bytes per element through memory\n",
           traffic.ops, traffic.bytes);
@@ -254,8 +249,8 @@ TilingSource emit_tiling(const ScheduledKernel& kernel, const std::string& name)
       c += "  const bool memory_bound = true;  // nothing per element through memory\n";
     }
     c += fmt::format(
-        "  td->header.tiling_key = memory_bound && {} > machine->l3_bytes / 2 ? {} : {};\n",
-        print(output_bytes(kernel)), kStreamingStoresKey, kOrdinaryStoresKey);
+        "  td->header.tiling_key = {} > machine->l3_bytes / 2 ? (memory_bound ? {} : {}) : {};\n",
+        print(output_bytes(kernel)), kStreamingStoresKey, kPrefetchingKey, kOrdinaryStoresKey);
   } else {
     c += fmt::format("  td->header.tiling_key = {};\n", kOrdinaryStoresKey);
   }

@@ -17,7 +17,9 @@ const af_machine kMachines[] = {one_core(), many_tiny_blocks(3, 1), many_tiny_bl
 const af_machine kSplitMachines[] = {split_machine(64, 64), split_machine(5, 4),
                                      split_machine(3, 16)};
 
-const RunOptions kOptions[] = {RunOptions{}, RunOptions{1, 3}};  // key 1: streaming, unaligned
+// Key 1: streaming stores; key 2: prefetching chunks, ordinary stores; both
+// on unaligned outputs.
+const RunOptions kOptions[] = {RunOptions{}, RunOptions{1, 3}, RunOptions{2, 5}};
 
 std::string where(const AscCase& c, const sym::Binding& binding) {
   std::string out = c.label + " with";

@@ -1,7 +1,8 @@
-// Streaming (non-temporal) stores, tiling_key 1: bit-identical outputs to
-// key 0 for both templates, every dtype size, unaligned output starts and
-// uneven block splits; the tiling function's choice of key; the shape of the
-// generated code; the prelude helpers; other compilers and targets.
+// Streaming (non-temporal) stores, tiling_key 1, and the prefetching chunks
+// of key 2: bit-identical outputs to key 0 for both templates, every dtype
+// size, unaligned output starts and uneven block splits; the tiling
+// function's choice of key; the shape of the generated code; the prelude
+// helpers; other compilers and targets.
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -175,7 +176,7 @@ std::vector<Case> cases() {
   return ::testing::AssertionSuccess();
 }
 
-/// Runs every case with key 0 and key 1 on uneven block splits and
+/// Runs every case with keys 0, 1 and 2 on uneven block splits and
 /// unaligned output starts; the outputs must be byte-identical (and key 0
 /// right against the reference).
 void check_keys_agree(const std::vector<Case>& all, const jit::Module& so,
@@ -194,8 +195,9 @@ void check_keys_agree(const std::vector<Case>& all, const jit::Module& so,
             return run_kernel(so, module.kernels[i], kernels[i].graph, c.graph, inputs, binding, m,
                               RunOptions{key, offset});
           };
-          const KernelRun ordinary = run(0);
-          const KernelRun streaming = run(1);
+          const KernelRun ordinary = run(tiling::kOrdinaryStoresKey);
+          const KernelRun streaming = run(tiling::kStreamingStoresKey);
+          const KernelRun prefetching = run(tiling::kPrefetchingKey);
           std::string where = c.label;
           for (const auto& [s, v] : binding)
             where += fmt::format(" {}={}", s, v);
@@ -205,6 +207,8 @@ void check_keys_agree(const std::vector<Case>& all, const jit::Module& so,
                 << where << ", output " << o;
             EXPECT_TRUE(same_bytes(streaming.outputs[o], ordinary.outputs[o]))
                 << where << ", output " << o;
+            EXPECT_TRUE(same_bytes(prefetching.outputs[o], ordinary.outputs[o]))
+                << where << ", output " << o << " (key 2)";
           }
         }
       }
@@ -291,8 +295,8 @@ TEST(Streaming, TilingPicksTheKeyFromTheOutputBytes) {
   m.l3_bytes = 0;
   EXPECT_EQ(key(0, 1, 1), 1);
   EXPECT_EQ(key(3, 1, 1), 0);
-  EXPECT_THAT(module.code, HasSubstr("td->header.tiling_key = memory_bound && INT64_C(4)*s_D*s_N > "
-                                     "machine->l3_bytes / 2 ? 1 : 0;"));
+  EXPECT_THAT(module.code, HasSubstr("td->header.tiling_key = INT64_C(4)*s_D*s_N > "
+                                     "machine->l3_bytes / 2 ? (memory_bound ? 1 : 2) : 0;"));
   EXPECT_THAT(module.code, HasSubstr("td->header.tiling_key = 0;"));
 }
 
@@ -336,7 +340,8 @@ TEST(Streaming, ComputeBoundLoopsKeepOrdinaryStores) {
     return reinterpret_cast<const af_tiling_header*>(td.data())->tiling_key;
   };
   EXPECT_EQ(key(0, 16384, 1024), 1);  // 64 MiB of f32 output
-  EXPECT_EQ(key(1, 16384, 2048), 0);  // 64 MiB of bf16 output: compute-bound
+  // 64 MiB of bf16 output, compute-bound: ordinary stores, prefetching.
+  EXPECT_EQ(key(1, 16384, 2048), 2);
   EXPECT_EQ(key(1, 16, 1024), 0);
   m.vector_bytes = 64;  // 16 lanes: 24 * 1024 <= 480 * 16 * 4
   EXPECT_EQ(key(1, 16384, 2048), 1);
@@ -345,7 +350,8 @@ TEST(Streaming, ComputeBoundLoopsKeepOrdinaryStores) {
   m.stream_max_ops_per_kib = 768;  // the limit is inclusive
   EXPECT_EQ(key(1, 16384, 2048), 1);
   m.stream_max_ops_per_kib = 767;
-  EXPECT_EQ(key(1, 16384, 2048), 0);
+  EXPECT_EQ(key(1, 16384, 2048), 2);
+  EXPECT_EQ(key(1, 16, 1024), 0);
   m.stream_max_ops_per_kib = 0;  // no limit
   EXPECT_EQ(key(1, 16384, 2048), 1);
   EXPECT_EQ(key(0, 16384, 1024), 1);
@@ -387,17 +393,20 @@ TEST(Streaming, SourceStructure) {
     // they may be short, row_groups.cpp; the rest; split ones; reduction.cpp):
     // its per-row code appears three times.
     const size_t copies = std::string(name) == "layernorm" ? 3u : 1u;
-    // The key is read once per row and once for the fence, never in a loop body.
-    EXPECT_EQ(count(k, "tiling_key"), copies + 1);
+    // The key is read twice per row (keys 1 and 2) and once for the fence,
+    // never in a loop body.
+    EXPECT_EQ(count(k, "tiling_key"), 2 * copies + 1);
     EXPECT_THAT(k, HasSubstr("if (AF_NT_STORES && td->header.tiling_key == 1 && "));
     EXPECT_THAT(k, HasSubstr(" + af_nt_peel(&q0["));
     EXPECT_THAT(k, HasSubstr("\n  if (AF_NT_STORES && td->header.tiling_key == 1) af_nt_fence();"));
-    // Part and chunk loops, the plain loop of key 0 and short rows (layernorm:
-    // and its variance pass's short-row loop, short_row_reduce.cpp; the mean
-    // reduces the input row in place).
-    EXPECT_EQ(count(k, "#pragma omp simd\n"), std::string(name) == "layernorm" ? 12u : 3u);
-    EXPECT_THAT(k, HasSubstr("} else {\n#pragma omp simd\n"));  // the plain loop
-    EXPECT_THAT(k, HasSubstr("float t"));                       // the chunk buffer
+    // Part and chunk loops, key 2's chunk and tail loops, the plain loop of
+    // key 0 and short rows (layernorm: and its variance pass's short-row
+    // loop, short_row_reduce.cpp; the mean reduces the input row in place).
+    EXPECT_EQ(count(k, "#pragma omp simd\n"), std::string(name) == "layernorm" ? 18u : 5u);
+    EXPECT_THAT(k, HasSubstr("} else if (td->header.tiling_key == 2 && "));
+    EXPECT_THAT(k, HasSubstr("for (int64_t i1 = nt_hi; i1 < "));  // key 2's tail
+    EXPECT_THAT(k, HasSubstr("} else {\n#pragma omp simd\n"));    // the plain loop
+    EXPECT_THAT(k, HasSubstr("float t"));                         // the chunk buffer
     EXPECT_THAT(k, HasSubstr("[AF_NT_CHUNK] __attribute__((aligned(64)));"));
     // The per-row branch precedes both loops.
     EXPECT_LT(k.find("tiling_key == 1 && "), k.find("for (int64_t i1 = nt_from; i1 < nt_to;"));
@@ -465,19 +474,22 @@ TEST(Streaming, PrefetchesOfLaterRows) {
   kernels.push_back(schedule_graph(std::move(r).build({r.reduce_sum(x, {1}, true)})));
   const codegen::ModuleSource m = codegen::generate_cpu_module(kernels);
   const std::string ln = kernel_text(m.code, "layernorm");
-  // 64 f32 = 4 lines, in each copy of the row loop (grouped, unsplit, split).
-  EXPECT_EQ(count(ln, "__builtin_prefetch(&p0["), 12u) << ln;
-  EXPECT_EQ(count(ln, "__builtin_prefetch("), 12u) << ln;        // not gamma, beta
+  // 64 f32 = 4 lines, in each copy of the row loop (grouped, unsplit,
+  // split) and each key's chunk loop (1: streaming stores; 2: ordinary).
+  EXPECT_EQ(count(ln, "__builtin_prefetch(&p0["), 24u) << ln;
+  EXPECT_EQ(count(ln, "__builtin_prefetch("), 24u) << ln;        // not gamma, beta
   EXPECT_THAT(ln, HasSubstr("const bool pf_more = i0 + 2 < "));  // two rows on
   EXPECT_THAT(ln, HasSubstr("__builtin_prefetch(&p0[b1 + (nt_k + 48) + pf1]);"));
   // Inside the chunk loop, before its vector loop.
   EXPECT_LT(ln.find("for (int64_t nt_k = nt_lo;"), ln.find("__builtin_prefetch("));
   EXPECT_LT(ln.find("__builtin_prefetch("), ln.find("for (int64_t i1 = nt_k;"));
+  const size_t key2 = ln.find("tiling_key == 2 && ");
+  EXPECT_LT(key2, ln.find("__builtin_prefetch(", ln.find("for (int64_t nt_k = lo;", key2)));
   // 2 lines, in each of the last pass's two variants (f16's x - mean is
   // kept in a row buffer for its cost, row_buffers.cpp; the row still
   // prefetches x for the next row's first pass).
   const std::string ln16 = kernel_text(m.code, "layernorm_f16");
-  EXPECT_EQ(count(ln16, "__builtin_prefetch("), 12u) << ln16;  // and three row loop copies
+  EXPECT_EQ(count(ln16, "__builtin_prefetch("), 24u) << ln16;  // three row loop copies, two keys
   EXPECT_THAT(ln16, HasSubstr("if (ub_rows && ub_long) {"));
   EXPECT_THAT(kernel_text(m.code, "row_sum"), Not(HasSubstr("prefetch")));
   // Two reduced axes (A and C): the row is B; the chunk loop runs in the
@@ -485,34 +497,34 @@ TEST(Streaming, PrefetchesOfLaterRows) {
   EXPECT_THAT(kernel_text(m.code, "outer_and_inner"), HasSubstr("__builtin_prefetch(&p0["));
   // Elementwise: short rows that are apart in memory (a transposed read)
   // are prefetched 8 KiB ahead (32 rows of 64 f32) at the row's start under
-  // the streaming key; other rows in the chunk loop, about 4 KiB ahead in
+  // keys 1 and 2; other rows in the chunk loop, about 4 KiB ahead in
   // whole rows (16 rows of 64 f32; a runtime count for a symbolic row), the
   // row-invariant operands not.
   const std::string sr = kernel_text(m.code, "strided_rows");
   EXPECT_EQ(count(sr, "__builtin_prefetch("), 4u) << sr;
-  EXPECT_THAT(sr, HasSubstr("if (td->header.tiling_key == 1 && i1 + 32 < n1) {"));  // i1: A
+  EXPECT_THAT(sr, HasSubstr("if (td->header.tiling_key != 0 && i1 + 32 < n1) {"));  // i1: A
   EXPECT_THAT(sr, HasSubstr("__builtin_prefetch(&p0[b2 + 32 * (INT64_C(64)*s_B) + 48]);"));
   EXPECT_THAT(sr, Not(HasSubstr("pf_more")));
   const std::string fr = kernel_text(m.code, "following_rows");
   EXPECT_THAT(fr, HasSubstr("const bool pf_more = i1 + 16 < n1;"));  // i1: B
   EXPECT_THAT(fr, HasSubstr("const int64_t pf1 = pf_more ? 16 * (int64_t)(INT64_C(64)) : 0;"));
-  // x only, not w; in the whole-row path and the general one.
-  EXPECT_EQ(count(fr, "__builtin_prefetch("), 8u) << fr;
+  // x only, not w; in the whole-row path and the general one, both keys.
+  EXPECT_EQ(count(fr, "__builtin_prefetch("), 16u) << fr;
   EXPECT_LT(fr.find("for (int64_t nt_k = nt_lo;"), fr.find("__builtin_prefetch(&p0[b1 + (nt_k"));
   const std::string ss = kernel_text(m.code, "scale_shift");
   EXPECT_THAT(ss, HasSubstr("const bool pf_more = i0 + af_max(1, (4096 + af_max(1, n1 * 4) - 1) / "
                             "af_max(1, n1 * 4)) < n0;"));
-  EXPECT_EQ(count(ss, "__builtin_prefetch("), 4u) << ss;  // x only
+  EXPECT_EQ(count(ss, "__builtin_prefetch("), 8u) << ss;  // x only, keys 1 and 2
   // One flat axis: 4 KiB (1024 f32) on, inside the block's segment.
   const std::string fc = kernel_text(m.code, "flat_chain");
   EXPECT_THAT(fc, HasSubstr("if (nt_k + 1024 + AF_NT_CHUNK <= nt_hi) {  // x_load"));
   EXPECT_THAT(fc, HasSubstr("__builtin_prefetch(&p0[b1 + (nt_k + 1072)]);"));
-  EXPECT_EQ(count(fc, "__builtin_prefetch("), 4u) << fc;
+  EXPECT_EQ(count(fc, "__builtin_prefetch("), 8u) << fc;
   EXPECT_THAT(fc, Not(HasSubstr("pf_more")));
   // Embedding rows: the index two rows on is loaded, wrapped and clamped
   // to the table, and its row prefetched (word, pos, token_type tables).
   const std::string be = kernel_text(m.code, "bert_embeddings");
-  EXPECT_EQ(count(be, "__builtin_prefetch("), 24u) << be;  // 12 per row loop copy
+  EXPECT_EQ(count(be, "__builtin_prefetch("), 48u) << be;  // 12 per row loop copy and key
   EXPECT_THAT(be, HasSubstr("if (pf_more) { const int64_t r_ = (int64_t)p0[b1 + 2 * ("));
   EXPECT_THAT(be, HasSubstr("r_ < 0 ? r_ + (int64_t)(s_V) : r_; pf14 = ((uint64_t)w_ < "
                             "(uint64_t)(int64_t)(s_V) ? w_ : 0) * (INT64_C(768));"));

@@ -23,12 +23,12 @@
 // af_tiling_header::max_phases). Tiny work gets one block and no thread
 // wake-up. The function allocates nothing and costs a few integer operations.
 //
-// It also sets the tiling key: kStreamingStoresKey when the kernel has
-// streaming-capable stores (streams()), its outputs are large against the
-// last-level cache (output_bytes() > machine->l3_bytes / 2; see
-// tiling.cpp) and its vector loop is memory-bound (loop_traffic() against
-// machine->stream_max_ops_per_kib), else kOrdinaryStoresKey. The kernel
-// branches on it per row.
+// It also sets the tiling key of a kernel with streaming-capable stores
+// (streams()) whose outputs are large against the last-level cache
+// (output_bytes() > machine->l3_bytes / 2; see tiling.cpp):
+// kStreamingStoresKey when its vector loop is memory-bound (loop_traffic()
+// against machine->stream_max_ops_per_kib), else kPrefetchingKey; any other
+// kernel gets kOrdinaryStoresKey. The kernel branches on it per row.
 #pragma once
 
 #include <string>
@@ -98,8 +98,13 @@ sym::Expr work_units(const schedule::ScheduledKernel& kernel);
 
 /// af_tiling_header::tiling_key values.
 inline constexpr int64_t kOrdinaryStoresKey = 0;
-/// Contiguous outputs are written with non-temporal (streaming) stores.
+/// Contiguous outputs are written with non-temporal (streaming) stores, and
+/// the rows' vector loops run in chunks that prefetch later rows.
 inline constexpr int64_t kStreamingStoresKey = 1;
+/// Ordinary stores, but the vector loops run in chunks that prefetch later
+/// rows as under kStreamingStoresKey: large outputs of a compute-bound loop,
+/// whose inputs still come from memory.
+inline constexpr int64_t kPrefetchingKey = 2;
 
 /// The axis of the vector loop: Elementwise the last axis, Reduction the
 /// last reduced axis (row layout) or the tile axis (column layout); -1 if

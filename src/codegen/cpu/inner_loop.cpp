@@ -10,6 +10,9 @@
 //       for each chunk in [nt_lo, nt_hi):
 //         simd loop storing into aligned chunk buffers t<id>[AF_NT_CHUNK];
 //         af_nt_store(&q[...], t<id>, sizeof t<id>)   // whole 64-byte lines
+//   } else if (key 2 && hi - lo >= AF_NT_CHUNK) {  // compute-bound, large
+//     for each chunk in [lo, nt_hi): the later rows' prefetches, simd loop;
+//     simd loop over [nt_hi, hi)              // ordinary stores throughout
 //   } else {                                  // key 0, or a short row
 //     simd loop over [lo, hi)                 // (the parts and chunks cost
 //   }                                         // softmax rows of 16 ~10%)
@@ -23,6 +26,8 @@
 // dtype or row offset) gets ordinary stores from af_nt_store. Each element is
 // computed by the same expressions in either variant, so both keys give
 // bit-identical results. The kernel ends with af_nt_fence under key 1.
+// Each chunk of keys 1 and 2 starts with the prefetches of later rows
+// (row_prefetch.cpp).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -217,8 +222,7 @@ void KernelEmitter::emit_loop_variants(
     out += nt_stores(in1);
   } else {
     // Streaming only under key 1 and for a row of at least a chunk; else
-    // (key 0, short rows) one plain loop, without the parts' and chunks'
-    // overhead.
+    // (key 0, short rows) one plain loop, without the chunks' overhead.
     out += fmt::format(
         "{}if (AF_NT_STORES && td->header.tiling_key == {} && {} - {} >= AF_NT_CHUNK) {{\n", indent,
         tiling::kStreamingStoresKey, hi, lo);
@@ -245,6 +249,26 @@ void KernelEmitter::emit_loop_variants(
     out += in3 + "}\n";
     out += nt_stores(in3);
     out += in2 + "}\n";
+    out += in1 + "}\n";
+    // Key 2: the same chunks and prefetches, ordinary stores (a
+    // compute-bound loop whose inputs come from memory; tiling.cpp).
+    out += fmt::format(
+        "{}}} else if (td->header.tiling_key == {} && {} - {} >= AF_NT_CHUNK) {{  // prefetching\n",
+        indent, tiling::kPrefetchingKey, hi, lo);
+    out += fmt::format("{}const int64_t nt_hi = {} + ({} - {}) / AF_NT_CHUNK * AF_NT_CHUNK;\n", in1,
+                       lo, hi, lo);
+    out +=
+        fmt::format("{}for (int64_t nt_k = {}; nt_k < nt_hi; nt_k += AF_NT_CHUNK) {{\n", in1, lo);
+    out += row_prefetches(axis, "nt_k", in2);
+    out += pragma + "\n";
+    out += fmt::format("{0}for (int64_t i{1} = nt_k; i{1} < nt_k + AF_NT_CHUNK; ++i{1}) {{\n", in2,
+                       axis);
+    out += body(in3, false);
+    out += in2 + "}\n";
+    out += in1 + "}\n";
+    out += pragma + "\n";
+    out += fmt::format("{0}for (int64_t i{1} = nt_hi; i{1} < {2}; ++i{1}) {{\n", in1, axis, hi);
+    out += body(in2, false);
     out += in1 + "}\n";
   }
   out += indent + "} else {\n";

@@ -20,7 +20,8 @@
 //
 // The innermost loop (inner_loop.cpp) has a second variant for tiling_key
 // kStreamingStoresKey: stores that tiling::streams() go through an aligned
-// local chunk buffer and non-temporal stores.
+// local chunk buffer and non-temporal stores; and a third for
+// kPrefetchingKey: the same chunks and prefetches, ordinary stores.
 //
 // Gathers (gather.cpp) check their index; a bad one reads index 0 and is
 // reported to the kernel's af_status: directly outside vector loops, and
@@ -373,8 +374,8 @@ class KernelEmitter {
   std::vector<int> prefetched_;
   /// While the last pass of a kernel with prefetched_ Loads is emitted.
   mutable bool prefetching_ = false;
-  /// While a loop that never runs under the streaming key is emitted (the
-  /// Elementwise whole-rows loop): no streaming variants.
+  /// While a loop that runs under key 0 only is emitted (the Elementwise
+  /// whole-rows loop): no streaming or prefetching variants.
   mutable bool plain_loops_ = false;
 };
 

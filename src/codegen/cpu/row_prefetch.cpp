@@ -10,8 +10,9 @@
 // memory-bound elementwise kernels with the same bytes 98% of STREAM, the
 // three-pass kernel only 55%).
 //
-// So the last pass's chunk loop (the streaming-store variant, used for
-// outputs larger than the cache; inner_loop.cpp) prefetches, per chunk of
+// So the last pass's chunk loop (tiling keys 1 and 2, used for outputs
+// larger than the cache, with streaming and with ordinary stores;
+// inner_loop.cpp) prefetches, per chunk of
 // AF_NT_CHUNK elements, the same elements of the row kRowsAhead rows on of
 // every input that pass 0 reads from memory, spread over the pass (a burst
 // of prefetches at the start of the row stalls on the miss buffers and
@@ -19,9 +20,9 @@
 // bench/models.py's skip_layernorm, B=16,S=512, 1 thread): 3.7-3.9 ms ->
 // 3.0-3.2 ms. "Rows on" counts along the last row axis; near its end the
 // offset is 0 (the row itself, in cache: a wasted prefetch, no branch, no
-// address past the buffer). Only the streaming variant prefetches: its rows
-// come from memory. Softmax (its last pass reads a row buffer, exp
-// dominates) neither gains nor loses measurably.
+// address past the buffer). Only keys 1 and 2 prefetch: their rows come
+// from memory. Softmax (its last pass reads a row buffer, exp dominates)
+// neither gains nor loses measurably.
 //
 // Gathered rows (an embedding lookup: the table row of a per-row index,
 // tables much larger than the cache) are what such kernels wait for most:
@@ -67,7 +68,7 @@ using schedule::Template;
 
 namespace {
 
-/// Elements per chunk of the streaming variant: the prelude's AF_NT_CHUNK.
+/// Elements per chunk of keys 1 and 2: the prelude's AF_NT_CHUNK.
 constexpr int64_t kStreamChunk = tiling::kStreamChunk;
 /// How many rows ahead: bert_embeddings B=64,S=512,V=30522 (1 thread) 16.5 ms
 /// one row ahead, 11.6-12.5 two, 11.9 four; contiguous rows (skip_layernorm)
@@ -262,9 +263,9 @@ std::string KernelEmitter::strided_row_prefetches(const std::string& indent) con
   const auto vec = static_cast<size_t>(vector_axis_);
   const std::optional<int64_t> length = graph_.axes.at(vec).size.as_const();
   if (!length || *length < 1) return {};
-  // Only where the outputs stream (tiling_key 1: more data than the cache):
-  // on data in the cache the prefetches cost (a [4, 12, 128, 64] transpose
-  // 0.033 -> 0.036 ms) and gain nothing.
+  // Only under keys 1 and 2 (more data than the cache): on data in the
+  // cache the prefetches cost (a [4, 12, 128, 64] transpose 0.033 -> 0.036
+  // ms) and gain nothing.
   if (!streams()) return {};
   const int last = row_axes_.back();
   std::string out;
@@ -273,8 +274,8 @@ std::string KernelEmitter::strided_row_prefetches(const std::string& indent) con
     if (ahead == 0) continue;
     const sym::Expr& next_row = n.view.strides.at(static_cast<size_t>(last));
     out += fmt::format(
-        "{}if (td->header.tiling_key == {} && i{} + {} < {}) {{  // {}: the row {} on (strided)\n",
-        indent, tiling::kStreamingStoresKey, last, ahead, size(last), n.name, ahead);
+        "{}if (td->header.tiling_key != {} && i{} + {} < {}) {{  // {}: the row {} on (strided)\n",
+        indent, tiling::kOrdinaryStoresKey, last, ahead, size(last), n.name, ahead);
     for (int64_t k = 0; k < *length; k += elements_per_line(n.dtype))
       out += fmt::format("{}  __builtin_prefetch(&p{}[b{} + {} * ({}) + {}]);\n", indent,
                          node(n.inputs.at(0)).arg_index, n.id, ahead, expr(next_row), k);
