@@ -81,7 +81,11 @@ void convert_layer_norm(NodeContext& ctx) {
   if (ctx.has_output(2)) ctx.set_output(2, inv_std);
 }
 
-// Softmax-13 / LogSoftmax-13: one axis; max-shifted for stability.
+// Softmax-13 / LogSoftmax-13: one axis; max-shifted for stability. Softmax
+// multiplies by the sum's reciprocal, computed once per row (as PyTorch's
+// and ONNX Runtime's CPU kernels do; within 1.5 ulp of the quotient): a
+// divide per element cost softmax_mask f32 [2, 12, 128, 128] 6% and bf16
+// 15% of the fused kernel's time.
 void convert_softmax_impl(NodeContext& ctx, bool log) {
   GraphBuilder& b = ctx.builder();
   Tensor x = float_input(ctx, 0);
@@ -89,7 +93,8 @@ void convert_softmax_impl(NodeContext& ctx, bool log) {
   Tensor shifted = b.sub(x, b.reduce_max(x, {axis}, /*keepdims=*/true));
   Tensor e = b.exp(shifted);
   Tensor sum = b.reduce_sum(e, {axis}, /*keepdims=*/true);
-  ctx.set_output(0, log ? b.sub(shifted, b.unary(OpKind::Log, sum)) : b.div(e, sum));
+  ctx.set_output(0, log ? b.sub(shifted, b.unary(OpKind::Log, sum))
+                        : b.mul(e, b.unary(OpKind::Reciprocal, sum)));
 }
 void convert_softmax(NodeContext& ctx) {
   convert_softmax_impl(ctx, /*log=*/false);
