@@ -308,20 +308,25 @@ AF_INLINE float af_f16_to_f32(uint16_t h) {
   return af_u2f(bits | sign);
 }
 
+// The candidates are kept in the top half of the 32-bit lanes until one
+// final shift: with 16-bit values g++'s vectorizer narrowed the selects to
+// 16-bit lanes and packed every operand apart (30 packs and permutes in a
+// conversion loop instead of 3; 0.60 -> 0.40 ns per element in cache; the
+// same result for all 2^32 floats). See af_f32_to_bf16.
 AF_INLINE uint16_t af_f32_to_f16(float f) {
   const uint32_t u = af_f2u(f);
-  const uint32_t sign = (u >> 16) & 0x8000u;
+  const uint32_t sign = u & 0x80000000u;
   const uint32_t a = u & 0x7fffffffu;
-  const uint32_t nan = 0x7e00u | ((a >> 13) & 0x3ffu);
+  const uint32_t nan = 0x7e000000u | ((a << 3) & 0x03ff0000u);
   // Re-bias the exponent (-112 << 23) and round to nearest even, in one add.
-  const uint32_t normal = (a + 0xc8000fffu + ((a >> 13) & 1u)) >> 13;
+  const uint32_t normal = ((a + 0xc8000fffu + ((a >> 13) & 1u)) << 3) & 0xffff0000u;
   // Below 2^-14 the result is subnormal: adding 0.5f puts the bits in place
   // with the FPU's round-to-nearest-even (the sum is normal: no FTZ issue).
-  const uint32_t sub = af_f2u(af_u2f(a) + 0.5f) - 0x3f000000u;
+  const uint32_t sub = (af_f2u(af_u2f(a) + 0.5f) - 0x3f000000u) << 16;
   const uint32_t r =
       af_sel32(a > 0x7f800000u, nan,
-               af_sel32(a >= 0x477ff000u, 0x7c00u, af_sel32(a < 0x38800000u, sub, normal)));
-  return (uint16_t)(r | sign);
+               af_sel32(a >= 0x477ff000u, 0x7c000000u, af_sel32(a < 0x38800000u, sub, normal)));
+  return (uint16_t)((r | sign) >> 16);
 }
 
 AF_INLINE float af_bf16_to_f32(uint16_t h) {
