@@ -233,8 +233,8 @@ TilingSource emit_tiling(const ScheduledKernel& kernel, const std::string& name)
     // In a compute-bound loop the memory traffic they save does not set the
     // time (kStreamMaxOpsPerKiB, runtime/machine.h): such a loop keeps
     // ordinary stores but still prefetches later rows (kPrefetchingKey), as
-    // its inputs come from memory too (attention_transpose bf16 [16, 1024]:
-    // strided rows; bert_embeddings bf16: gathered rows).
+    // its inputs come from memory too (rmsnorm bf16 B=32,S=512: the
+    // next rows; bert_embeddings bf16: the gathered table rows).
     const LoopTraffic traffic = loop_traffic(kernel);
     if (traffic.bytes > 0) {
       c += fmt::format(
