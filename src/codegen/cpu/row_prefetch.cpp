@@ -31,8 +31,8 @@
 // 21.3 -> 11.6-12.5 ms; perf had shown half of the kernel's time on the
 // first load of each gathered row).
 //
-// The Elementwise template's rows that reach the streaming chunk loop (key
-// 1, rows of at least a chunk) prefetch the same way: per chunk, each Load's
+// The Elementwise template's rows that reach the chunk loop (keys 1 and 2,
+// rows of at least a chunk) prefetch the same way: per chunk, each Load's
 // elements about kStreamBytesAhead on, in whole rows (plan_stream_prefetch).
 // The hardware prefetcher falls behind a compute-heavy loop even on one
 // sequential stream: swiglu f32 [16, 512] (gate and up, rows of 4 KiB) on
@@ -48,8 +48,9 @@
 // short stream every row, which the hardware prefetcher does not follow:
 // such rows (up to kMaxStridedRowBytes) are prefetched about
 // kStridedBytesAhead ahead, a few lines per row at the row's start
-// (strided_row_prefetches), when the outputs stream (larger than the
-// cache). attention_transpose B=16,S=1024, 1 thread: 3.6-4.0 -> 1.9-2.2 ms
+// (strided_row_prefetches), under keys 1 and 2 (outputs larger than the
+// cache; the Elementwise whole-rows loop of short rows, which keys 0 and 2
+// take, has none). attention_transpose B=16,S=1024, 1 thread: 3.6-4.0 -> 1.9-2.2 ms
 // (16 rows ahead 2.2, 32 rows 1.9, 64 rows 2.3).
 #include <algorithm>
 #include <optional>
