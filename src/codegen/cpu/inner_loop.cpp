@@ -256,30 +256,27 @@ void KernelEmitter::emit_loop_variants(
     // without prefetches runs its plain form under key 2 (no code: each
     // variant costs compile time, softmax_mask's module 1.2 -> 1.6 s).
     const std::string prefetches = row_prefetches(axis, "nt_k", in2);
-    if (prefetches.empty()) {
-      out += indent + "} else {\n";
-      emit_plain_loop(axis, lo, hi, nodes, pragma, updates, in1, out);
-      out += indent + "}\n";
-      return;
+    if (!prefetches.empty()) {
+      out += fmt::format(
+          "{}}} else if (td->header.tiling_key == {} && {} - {} >= AF_NT_CHUNK) {{  // "
+          "prefetching\n",
+          indent, tiling::kPrefetchingKey, hi, lo);
+      out += fmt::format("{}const int64_t nt_hi = {} + ({} - {}) / AF_NT_CHUNK * AF_NT_CHUNK;\n",
+                         in1, lo, hi, lo);
+      out +=
+          fmt::format("{}for (int64_t nt_k = {}; nt_k < nt_hi; nt_k += AF_NT_CHUNK) {{\n", in1, lo);
+      out += prefetches;
+      out += pragma + "\n";
+      out += fmt::format("{0}for (int64_t i{1} = nt_k; i{1} < nt_k + AF_NT_CHUNK; ++i{1}) {{\n",
+                         in2, axis);
+      out += body(in3, false);
+      out += in2 + "}\n";
+      out += in1 + "}\n";
+      out += pragma + "\n";
+      out += fmt::format("{0}for (int64_t i{1} = nt_hi; i{1} < {2}; ++i{1}) {{\n", in1, axis, hi);
+      out += body(in2, false);
+      out += in1 + "}\n";
     }
-    out += fmt::format(
-        "{}}} else if (td->header.tiling_key == {} && {} - {} >= AF_NT_CHUNK) {{  // prefetching\n",
-        indent, tiling::kPrefetchingKey, hi, lo);
-    out += fmt::format("{}const int64_t nt_hi = {} + ({} - {}) / AF_NT_CHUNK * AF_NT_CHUNK;\n", in1,
-                       lo, hi, lo);
-    out +=
-        fmt::format("{}for (int64_t nt_k = {}; nt_k < nt_hi; nt_k += AF_NT_CHUNK) {{\n", in1, lo);
-    out += prefetches;
-    out += pragma + "\n";
-    out += fmt::format("{0}for (int64_t i{1} = nt_k; i{1} < nt_k + AF_NT_CHUNK; ++i{1}) {{\n", in2,
-                       axis);
-    out += body(in3, false);
-    out += in2 + "}\n";
-    out += in1 + "}\n";
-    out += pragma + "\n";
-    out += fmt::format("{0}for (int64_t i{1} = nt_hi; i{1} < {2}; ++i{1}) {{\n", in1, axis, hi);
-    out += body(in2, false);
-    out += in1 + "}\n";
   }
   out += indent + "} else {\n";
   emit_plain_loop(axis, lo, hi, nodes, pragma, updates, in1, out);
