@@ -7,9 +7,11 @@
 // subtraction). Expensive: a transcendental (softmax's exp(x - max), needed
 // by the sum pass and again by the output pass), or a value whose
 // recomputation costs at least kBufferWorth vector instructions per element
-// (a "cost buffer": skip_layernorm bf16's x + skip + bias, three 16-bit
-// loads widened and two adds). A cost buffer whose users are all buffered
-// no later is left out (their buffers cover it).
+// (a "cost buffer": skip_layernorm's x + skip + bias, three loads and two
+// adds), counting an operand that has a buffer as one load. A cost buffer
+// whose users are all buffered no later is left out (their buffers cover
+// it). A Reduce of a buffered value reduces the buffer (short_row_reduce.cpp),
+// so the buffer also replaces the reduction's own.
 //
 // The buffers are function-scope arrays of ub_capacity_ elements each
 // (together at most tiling::kTileStackBytes, like the column layout's
@@ -43,9 +45,15 @@ using ascir::vector_op_cost;
 
 /// A value that costs at least this much to recompute per element is kept
 /// in a row buffer (a store once, a load per later pass) when several
-/// passes need it: skip_layernorm bf16's x + skip + bias (three bf16 loads
-/// widened and two adds, 11) is read back instead of recomputed twice.
-constexpr int kBufferWorth = 8;
+/// passes need it: skip_layernorm's x + skip + bias (three loads and two
+/// adds: 5 in f32, 11 in bf16) is read back instead of recomputed twice,
+/// and so is softmax_mask's x * 0.125 + mask (4). Measured against 8 (which
+/// buffered only the bf16 ones; session 14, `autofuse bench`, medium
+/// shapes, one thread, 8 interleaved rounds): skip_layernorm f32 0.90x the
+/// time, softmax_mask f32 0.95x, bert_embeddings f32 0.94x; bf16 0.99-1.03x.
+constexpr int kBufferWorth = 4;
+/// What reading a value back from its row buffer costs (one vector load).
+constexpr int kBufferReadCost = 1;
 /// The shortest row that uses such buffers (see row_buffers()).
 constexpr int64_t kBufferMinRow = 64;
 
@@ -68,16 +76,21 @@ void KernelEmitter::plan_row_buffers() {
     }
   }
   // Recompute cost of each value in the vector loop: itself and what it
-  // reads there (nodes are in topological order; a shared operand counts
-  // once per user, which only overstates it).
+  // reads there, an operand that is a candidate itself as the one load of
+  // its buffer (nodes are in topological order; a shared operand counts
+  // once per user, which only overstates it). Without that, layernorm's
+  // x - mean counted x + skip + bias again and took a second buffer, whose
+  // store cost what reading it saved.
   std::vector<int> cost(graph_.nodes.size(), 0);
   std::vector<bool> candidate(graph_.nodes.size(), false);
   for (const AscNode& n : graph_.nodes) {
     const auto id = static_cast<size_t>(n.id);
     if (level_[id] != depth_) continue;
     cost[id] = vector_op_cost(n);
-    for (int in : n.inputs)
-      if (level_[static_cast<size_t>(in)] == depth_) cost[id] += cost[static_cast<size_t>(in)];
+    for (int in : n.inputs) {
+      const auto k = static_cast<size_t>(in);
+      if (level_[k] == depth_) cost[id] += candidate[k] ? kBufferReadCost : cost[k];
+    }
     const bool value = n.kind == AscKind::Compute && is_float(ascir::compute_dtype(n.dtype));
     candidate[id] = value && passes[id] >= 2 && (is_transcendental(n) || cost[id] >= kBufferWorth);
   }
