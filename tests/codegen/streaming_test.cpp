@@ -451,10 +451,14 @@ TEST(Streaming, SourceStructure) {
   EXPECT_THAT(cr, Not(HasSubstr("AF_NT_CHUNK) {")));
   EXPECT_THAT(kernel_text(m.code, "const_rows_8_f32"), Not(HasSubstr("whole lines")));
   const std::string s16 = kernel_text(m.code, "short_stats_16_f32");
-  // h, xc, y, y * m2; three copies, and those after the mean's pass also
-  // in the variant that reads xc's buffer (dead code here: rows of 16 never
-  // use cost buffers, and g++ drops it).
-  EXPECT_EQ(count(s16, "// whole lines"), 21u) << s16;
+  // h, xc, y, y * m2; three copies (a constant row of 16 has no cost
+  // buffers, row_buffers.cpp, so no buffered variants).
+  EXPECT_EQ(count(s16, "// whole lines"), 12u) << s16;
+  EXPECT_THAT(s16, Not(HasSubstr("ub_long")));
+  // A constant row of 768 uses its cost buffer whenever the row buffers
+  // fit: no ub_long test.
+  EXPECT_THAT(ss, HasSubstr("if (ub_rows) {  // row buffers"));
+  EXPECT_THAT(ss, Not(HasSubstr("ub_long")));
   // rmsnorm's output streams; row_sum has nothing to stream: no key at all.
   EXPECT_EQ(count(kernel_text(m.code, "rmsnorm"), "af_nt_store("), 3u);  // three row loop copies
   EXPECT_THAT(kernel_text(m.code, "row_sum"), Not(HasSubstr("af_nt")));

@@ -363,6 +363,10 @@ class KernelEmitter {
   std::vector<int> ub_write_pass_;
   int64_t ub_capacity_ = 0;        ///< elements per row buffer
   bool cost_buffers_ = false;      ///< some row buffer holds a value that is not transcendental
+  /// The row's length is a constant of at least kBufferMinRow: ub_long
+  /// always holds, and no pass needs the variant without cost buffers. (A
+  /// constant shorter row has no cost buffers at all.)
+  bool long_rows_static_ = false;
   std::vector<bool> cost_buffer_;  ///< per node: its row buffer is one of those
   /// While a pass is emitted: the variant uses the cost buffers (ub_long).
   mutable bool ub_cost_ = false;

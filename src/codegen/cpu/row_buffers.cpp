@@ -26,6 +26,8 @@
 // (`if (ub_rows && ub_long) {all} else if (ub_rows) {transcendental} else
 // {recomputing}`). The buffered value is the same expression's result either
 // way, so all variants give bit-identical results.
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "autofuse/ascir/vector_cost.h"
@@ -64,7 +66,17 @@ void KernelEmitter::plan_row_buffers() {
   cost_buffer_.assign(graph_.nodes.size(), false);
   ub_capacity_ = 0;
   cost_buffers_ = false;
+  long_rows_static_ = false;
   if (column_ || depth_ < 1 || kernel_.num_passes < 2) return;
+  // A row length that is a constant decides ub_long here: variants that
+  // could never run are not emitted (compile time).
+  std::optional<int64_t> row_length = 1;
+  for (int a : kernel_.inner_axes) {
+    const std::optional<int64_t> n = graph_.axes.at(static_cast<size_t>(a)).size.as_const();
+    row_length = row_length && n ? std::optional<int64_t>(*row_length * *n) : std::nullopt;
+  }
+  const bool short_static = row_length && *row_length < kBufferMinRow;
+  long_rows_static_ = row_length && *row_length >= kBufferMinRow;
   std::vector<int> first(graph_.nodes.size(), -1), passes(graph_.nodes.size(), 0);
   for (int pass = 0; pass < kernel_.num_passes; ++pass) {
     const PassPlan plan = plan_pass(pass);
@@ -92,7 +104,8 @@ void KernelEmitter::plan_row_buffers() {
       if (level_[k] == depth_) cost[id] += candidate[k] ? kBufferReadCost : cost[k];
     }
     const bool value = n.kind == AscKind::Compute && is_float(ascir::compute_dtype(n.dtype));
-    candidate[id] = value && passes[id] >= 2 && (is_transcendental(n) || cost[id] >= kBufferWorth);
+    candidate[id] = value && passes[id] >= 2 &&
+                    (is_transcendental(n) || (!short_static && cost[id] >= kBufferWorth));
   }
   // A candidate whose every user is buffered, written no later and used
   // whenever its own buffer would be, needs no buffer of its own: later
@@ -151,7 +164,7 @@ std::string KernelEmitter::row_buffers() const {
   // their cost (see kBufferWorth): a short row's 16-bit loop stores its f32
   // values as two 32-byte halves, and the next pass's 64-byte loads of them
   // wait for store forwarding (softmax bf16 rows of 16: 4.6 -> 7.0 us).
-  if (cost_buffers_)
+  if (cost_buffers_ && !long_rows_static_)
     out += fmt::format("  const bool ub_long = {} >= {};  // cost buffers too\n", row_elements,
                        kBufferMinRow);
   return out;
