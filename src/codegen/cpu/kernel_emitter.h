@@ -361,8 +361,8 @@ class KernelEmitter {
   /// Row layout, per node: the pass that computes it and keeps it in its row
   /// buffer for later passes (an expensive value several passes need), else -1.
   std::vector<int> ub_write_pass_;
-  int64_t ub_capacity_ = 0;        ///< elements per row buffer
-  bool cost_buffers_ = false;      ///< some row buffer holds a value that is not transcendental
+  int64_t ub_capacity_ = 0;    ///< elements per row buffer
+  bool cost_buffers_ = false;  ///< some row buffer holds a value that is not transcendental
   /// The row's length is a constant of at least kBufferMinRow: ub_long
   /// always holds, and no pass needs the variant without cost buffers. (A
   /// constant shorter row has no cost buffers at all.)
