@@ -24,8 +24,12 @@
 // buffer is emitted twice, `if (ub_rows) {buffered} else {recomputing}`, a
 // branch per row outside the loops; a pass touching both kinds three times
 // (`if (ub_rows && ub_long) {all} else if (ub_rows) {transcendental} else
-// {recomputing}`). The buffered value is the same expression's result either
-// way, so all variants give bit-identical results.
+// {recomputing}`). A constant row length decides ub_long when the kernel is
+// emitted: a constant row shorter than kBufferMinRow has no cost buffers, a
+// longer one neither the ub_long test nor the transcendental-only variant.
+// The buffered value is the same expression's result either way, so all
+// variants give bit-identical results.
+#include <algorithm>
 #include <optional>
 
 #include <fmt/format.h>
@@ -70,10 +74,14 @@ void KernelEmitter::plan_row_buffers() {
   if (column_ || depth_ < 1 || kernel_.num_passes < 2) return;
   // A row length that is a constant decides ub_long here: variants that
   // could never run are not emitted (compile time).
+  // (Factors capped at kBufferMinRow: the comparison with it stays exact
+  // and the product cannot overflow.)
   std::optional<int64_t> row_length = 1;
   for (int a : kernel_.inner_axes) {
     const std::optional<int64_t> n = graph_.axes.at(static_cast<size_t>(a)).size.as_const();
-    row_length = row_length && n ? std::optional<int64_t>(*row_length * *n) : std::nullopt;
+    row_length = row_length && n ? std::optional<int64_t>(std::min(*row_length, kBufferMinRow) *
+                                                          std::min(*n, kBufferMinRow))
+                                 : std::nullopt;
   }
   const bool short_static = row_length && *row_length < kBufferMinRow;
   long_rows_static_ = row_length && *row_length >= kBufferMinRow;
