@@ -492,8 +492,10 @@ void KernelEmitter::emit_pass(int pass, const std::string& indent, std::string& 
   if (other_buffer || cost_touched) {
     // A pass that touches cost buffers uses them only when ub_long holds;
     // with transcendental buffers too, it has a variant with just those.
+    // A constant row length decided ub_long (long_rows_static_): no test,
+    // no such variant.
     const bool by_length = cost_touched && !other_buffer;
-    const bool three = cost_touched && other_buffer;
+    const bool three = cost_touched && other_buffer && !long_rows_static_;
     const auto variant = [&](bool with_cost) {
       ub_pass_ = pass;
       ub_cost_ = with_cost;
@@ -501,13 +503,10 @@ void KernelEmitter::emit_pass(int pass, const std::string& indent, std::string& 
       ub_pass_ = -1;
       ub_cost_ = false;
     };
-    // ub_long's test, unless the row's constant length decided it
-    // (long_rows_static_: no variant with the transcendental ones only).
-    const std::string and_long = long_rows_static_ ? "" : " && ub_long";
     if (grouped_ && !by_length) {
       // Grouped rows (row_groups.cpp) always fit the row buffers: no
       // recomputing variant.
-      if (three && !long_rows_static_) {
+      if (three) {
         out += ind + "if (ub_long) {  // row buffers (see row_buffers)\n";
         variant(true);
         out += ind + "} else {  // the transcendental ones only\n";
@@ -519,13 +518,14 @@ void KernelEmitter::emit_pass(int pass, const std::string& indent, std::string& 
       out += indent + "}\n";
       return;
     }
-    if (three && !long_rows_static_) {
+    if (three) {
       out += ind + "if (ub_rows && ub_long) {  // row buffers (see row_buffers)\n";
       variant(true);
       out += ind + "} else if (ub_rows) {  // the transcendental ones only\n";
       variant(false);
     } else {
-      out += ind + (by_length ? "if (ub_rows" + and_long + ") {" : "if (ub_rows) {") +
+      out += ind +
+             (by_length && !long_rows_static_ ? "if (ub_rows && ub_long) {" : "if (ub_rows) {") +
              "  // row buffers (see row_buffers)\n";
       variant(true);
     }
