@@ -94,15 +94,27 @@ TEST(ShortRows, SourceStructure) {
   EXPECT_THAT(kernel_part(source(softmax_text("bf16", "64"))), Not(HasSubstr("simdlen(16)")));
   EXPECT_THAT(kernel_part(source(softmax_text("f32", "D"))), Not(HasSubstr("simdlen(16)")));
   // Elementwise: whole rows of a short static length run in a loop of
-  // their own with constant bounds and stepping bases (not under the
-  // streaming key, which keeps one whole row per segment).
+  // their own with constant bounds and stepping bases. Rows of whole cache
+  // lines (64 f32) take it under every key, streaming under key 1 where
+  // the first row is aligned (nt_rows); other rows (100 f32) not under the
+  // streaming key, which keeps one whole row per segment.
   const std::string scale64 = kernel_part(source(scale_text("f32", "64")));
-  EXPECT_THAT(scale64, HasSubstr("if (c == 0 && end - f >= ninner && td->header.tiling_key != 1) "
-                                 "{  // whole rows"));
+  EXPECT_THAT(scale64, HasSubstr("if (c == 0 && end - f >= ninner) {  // whole rows"));
   EXPECT_THAT(scale64, HasSubstr("for (int64_t w = 0; w < whole; ++w) {"));
   EXPECT_THAT(scale64, HasSubstr("} else { b2 += INT64_C(64)*s_N; b5 += INT64_C(64); }"));
-  EXPECT_THAT(scale64, HasSubstr("if (c == 0 && end - f >= ninner) {  // a whole row, streaming"));
-  EXPECT_THAT(scale64, HasSubstr("const int64_t nt_to = nt_part == 0 ? nt_lo : n2;"));
+  EXPECT_THAT(scale64, HasSubstr("if (nt_rows) {  // streaming whole lines"));
+  // The ordinary copy: none of the prefetching copy's per-row tests.
+  EXPECT_THAT(scale64,
+              HasSubstr("if (td->header.tiling_key == 0) {\n"
+                        "          for (int64_t w = 0; w < whole; ++w) {\n#pragma omp simd"));
+  EXPECT_THAT(scale64, Not(HasSubstr("// a whole row, streaming")));
+  const std::string scale100 = kernel_part(source(scale_text("f32", "100")));
+  EXPECT_THAT(scale100, HasSubstr("if (c == 0 && end - f >= ninner && td->header.tiling_key != 1) "
+                                  "{  // whole rows"));
+  EXPECT_THAT(scale100, HasSubstr("} else { b2 += INT64_C(100)*s_N; b5 += INT64_C(100); }"));
+  EXPECT_THAT(scale100, HasSubstr("if (c == 0 && end - f >= ninner) {  // a whole row, streaming"));
+  EXPECT_THAT(scale100, HasSubstr("const int64_t nt_to = nt_part == 0 ? nt_lo : n2;"));
+  EXPECT_THAT(scale100, Not(HasSubstr("nt_rows")));
   EXPECT_THAT(kernel_part(source(scale_text("f32", "D"))), Not(HasSubstr("whole row")));
   EXPECT_THAT(kernel_part(source(scale_text("f32", "1000"))), Not(HasSubstr("whole row")));
 }

@@ -439,16 +439,25 @@ TEST(Streaming, SourceStructure) {
   const std::string ls = kernel_text(m.code, "short_stats_1025_f32");
   EXPECT_EQ(count(ls, "af_nt_store("), 4u) << ls;  // both loops, both variants
   EXPECT_THAT(ls, HasSubstr("af_nt_store(&q5["));
-  // Rows shorter than a chunk of whole cache lines stream whole (in the
-  // per-row path; the elementwise whole-rows loop runs under key 0 only and
-  // has no streaming variant); rows of 8 f32 (half a line) never stream. A
-  // reducing pass over rows of 16 f32 streams its stores whole, in both row
-  // loop copies.
+  // Rows shorter than a chunk of whole cache lines stream whole: in the
+  // elementwise whole-rows loop (every key) after one test of the first
+  // row's alignment (nt_rows), and in the per-row path (a block's partial
+  // first and last rows) after a test of each row's; rows of 8 f32 (half a
+  // line) never stream. A reducing pass over rows of 16 f32 streams its
+  // stores whole, in both row loop copies.
   const std::string cr = kernel_text(m.code, "const_rows_32_f32");
-  EXPECT_THAT(cr, HasSubstr("td->header.tiling_key == 1 && n1 - 0 == 32) {  // whole lines"));
+  EXPECT_THAT(cr, HasSubstr("    if (c == 0 && end - f >= ninner) {  // whole rows\n"));
+  EXPECT_THAT(cr, HasSubstr("const bool nt_rows = AF_NT_STORES && td->header.tiling_key == 1 && "
+                            "((uintptr_t)&q0[b7 + (0)] & 63u) == 0;"));
+  EXPECT_THAT(cr, HasSubstr("      if (nt_rows) {  // streaming whole lines"));
+  EXPECT_THAT(cr, HasSubstr("af_nt_store_aligned(&q0[b7 + (nt_k)], t7, (int64_t)sizeof(t7));"));
+  EXPECT_THAT(cr, HasSubstr("td->header.tiling_key == 1 && c_end - c == 32) {  // whole lines"));
+  EXPECT_EQ(count(cr, "af_nt_store("), 1u) << cr;  // the partial rows'
   EXPECT_THAT(cr, HasSubstr("float t"));
   EXPECT_THAT(cr, HasSubstr("[32] __attribute__((aligned(64)));"));
   EXPECT_THAT(cr, Not(HasSubstr("AF_NT_CHUNK) {")));
+  EXPECT_THAT(kernel_text(m.code, "const_rows_8_f32"),
+              HasSubstr("if (c == 0 && end - f >= ninner && td->header.tiling_key != 1) {"));
   EXPECT_THAT(kernel_text(m.code, "const_rows_8_f32"), Not(HasSubstr("whole lines")));
   const std::string s16 = kernel_text(m.code, "short_stats_16_f32");
   // h, xc, y, y * m2; three copies (a constant row of 16 has no cost
@@ -511,19 +520,28 @@ TEST(Streaming, PrefetchesOfLaterRows) {
   EXPECT_THAT(kernel_text(m.code, "outer_and_inner"), HasSubstr("__builtin_prefetch(&p0["));
   // Elementwise: short rows that are apart in memory (a transposed read)
   // are prefetched 8 KiB ahead (32 rows of 64 f32) at the row's start under
-  // keys 1 and 2; other rows in the chunk loop, about 4 KiB ahead in
-  // whole rows (16 rows of 64 f32; a runtime count for a symbolic row), the
+  // keys 1 and 2 (in the whole-rows loop's streaming and prefetching
+  // copies and the per-row path); other rows in the chunk loop, about 4 KiB
+  // ahead in whole rows (16 rows of 64 f32; a runtime count for a symbolic
+  // row), and at the start of each row of those two whole-rows copies; the
   // row-invariant operands not.
   const std::string sr = kernel_text(m.code, "strided_rows");
-  EXPECT_EQ(count(sr, "__builtin_prefetch("), 4u) << sr;
+  EXPECT_EQ(count(sr, "__builtin_prefetch("), 12u) << sr;
+  // Output rows 64 * A elements apart: their alignment is one test.
+  EXPECT_THAT(sr, HasSubstr("const bool nt_rows = AF_NT_STORES && td->header.tiling_key == 1 && "
+                            "(int64_t)(INT64_C(64)*s_A) * 4 % 64 == 0 && "
+                            "((uintptr_t)&q0[b5 + (0)] & 63u) == 0;"));
   EXPECT_THAT(sr, HasSubstr("if (td->header.tiling_key != 0 && i1 + 32 < n1) {"));  // i1: A
   EXPECT_THAT(sr, HasSubstr("__builtin_prefetch(&p0[b2 + 32 * (INT64_C(64)*s_B) + 48]);"));
   EXPECT_THAT(sr, Not(HasSubstr("pf_more")));
   const std::string fr = kernel_text(m.code, "following_rows");
   EXPECT_THAT(fr, HasSubstr("const bool pf_more = i1 + 16 < n1;"));  // i1: B
   EXPECT_THAT(fr, HasSubstr("const int64_t pf1 = pf_more ? 16 * (int64_t)(INT64_C(64)) : 0;"));
-  // x only, not w; in the whole-row path and the general one, both keys.
+  // x only, not w; in the whole-rows loop's streaming and prefetching
+  // copies and the general path's chunk loops (both keys).
   EXPECT_EQ(count(fr, "__builtin_prefetch("), 16u) << fr;
+  EXPECT_THAT(fr, HasSubstr("if (td->header.tiling_key != 0 && i1 + 16 < n1) {\n"
+                            "            __builtin_prefetch(&p0[b1 + (0) + 16 * (INT64_C(64))]);"));
   EXPECT_LT(fr.find("for (int64_t nt_k = nt_lo;"), fr.find("__builtin_prefetch(&p0[b1 + (nt_k"));
   const std::string ss = kernel_text(m.code, "scale_shift");
   EXPECT_THAT(ss, HasSubstr("const bool pf_more = i0 + af_max(1, (4096 + af_max(1, n1 * 4) - 1) / "

@@ -70,6 +70,32 @@ std::string KernelEmitter::step_row(const std::string& indent) const {
                      size(last), wrap, rebase, step);
 }
 
+std::string KernelEmitter::line_rows_flag(int axis, const std::string& indent) const {
+  const std::optional<int64_t> extent = graph_.axes.at(static_cast<size_t>(axis)).size.as_const();
+  if (!extent || depth_ != 1) return {};
+  std::string terms;
+  for (const AscNode& n : graph_.nodes) {
+    if (!streamed_.at(static_cast<size_t>(n.id))) continue;
+    const int64_t bytes = dtype_size(n.dtype);
+    if (*extent * bytes % 64 != 0 || n.view.strides.at(static_cast<size_t>(axis)) != sym::Expr(1))
+      return {};
+    for (int a : row_axes_) {
+      const sym::Expr& stride = n.view.strides.at(static_cast<size_t>(a));
+      if (const std::optional<int64_t> c = stride.as_const()) {
+        if (*c * bytes % 64 != 0) return {};
+        continue;
+      }
+      const std::string term = fmt::format(" && (int64_t)({}) * {} % 64 == 0", expr(stride), bytes);
+      if (terms.find(term) == std::string::npos) terms += term;
+    }
+    terms += fmt::format(" && ((uintptr_t)&q{}[{}] & 63u) == 0",
+                         output_of_store_.at(static_cast<size_t>(n.id)), address(n, axis, "0"));
+  }
+  if (terms.empty()) return {};
+  return fmt::format("{}const bool nt_rows = AF_NT_STORES && td->header.tiling_key == {}{};\n",
+                     indent, tiling::kStreamingStoresKey, terms);
+}
+
 std::string KernelEmitter::emit_elementwise() {
   if (tiles_.axis >= 0) return emit_elementwise_tiled();
   std::string out = fmt::format(
@@ -105,27 +131,59 @@ std::string KernelEmitter::emit_elementwise() {
   // ms with the constant trip count, 0.035 -> 0.025 with the stepping bases).
   const std::optional<int64_t> row = graph_.axes.at(static_cast<size_t>(inner)).size.as_const();
   const bool short_row = row && *row <= kShortStaticRow;
+  // Under the streaming key the loop needs rows of whole cache lines
+  // (line_rows_flag): it streams them, each row's alignment known from the
+  // first's; per-row tests of it cost ~15% (af_nt_store_aligned). Other rows
+  // stream in the per-row form below, whose strided-row prefetches kept DRAM
+  // busier than this loop without them did. Under key 2 (compute-bound)
+  // this loop wins: attention_transpose bf16 [16, 1024] 1.05x and rotary
+  // bf16 1.1x the time in the per-row form. Measured on an AVX2 Zen 3, one
+  // thread, attention_transpose f32 [16, 12, 1024, 64] (rows of 256 bytes,
+  // 3 KiB apart): the per-row form 5.0-5.4 ms, this loop 3.2-3.6.
+  const std::string line_rows = short_row ? line_rows_flag(inner, "      ") : std::string();
   if (short_row) {
-    // Not under the streaming key: there the per-row form's prefetches of
-    // later rows kept DRAM busier (attention_transpose f32 [16, 12, 1024,
-    // 64] on one thread: 2.3 ms against 2.85 ms with this loop). Under key
-    // 2 (compute-bound) this loop wins: attention_transpose bf16 [16, 1024]
-    // 1.05x and rotary bf16 1.1x the time in the per-row form.
-    out += streams() ? fmt::format(
-                           "    if (c == 0 && end - f >= ninner && td->header.tiling_key != {}) {{"
-                           "  // whole rows\n",
-                           tiling::kStreamingStoresKey)
-                     : "    if (c == 0 && end - f >= ninner) {  // whole rows\n";
+    out += streams() && line_rows.empty()
+               ? fmt::format(
+                     "    if (c == 0 && end - f >= ninner && td->header.tiling_key != {}) {{"
+                     "  // whole rows\n",
+                     tiling::kStreamingStoresKey)
+               : "    if (c == 0 && end - f >= ninner) {  // whole rows\n";
     out += "      const int64_t whole = (end - f) / ninner;\n";
     out += row_bases("      ", /*constant=*/false);
-    out += "      for (int64_t w = 0; w < whole; ++w) {\n";
-    out += row_nodes("        ", /*whole_row=*/true);
-    // (No strided-row prefetches and no streaming variants.)
-    plain_loops_ = true;
-    emit_inner_loop(inner, "0", size(inner), body, "#pragma omp simd", nullptr, "        ", out);
-    plain_loops_ = false;
-    out += step_row("        ");
-    out += "      }\n";
+    // The loop of rows in up to three copies, so that no row tests what the
+    // loop could test once (a per-row test of the key and the prefetches'
+    // bounds cost bf16 rows of 64 in the cache ~1%): streaming (where
+    // nt_rows), prefetching (keys 1 and 2: data from memory) and plain.
+    const auto rows_loop = [&](bool streaming, bool prefetching, const std::string& ind) {
+      std::string loop = ind + "for (int64_t w = 0; w < whole; ++w) {\n";
+      loop += row_nodes(ind + "  ", /*whole_row=*/true);
+      if (prefetching)
+        loop += strided_row_prefetches(ind + "  ") + whole_row_prefetches(ind + "  ");
+      plain_loops_ = !streaming;
+      line_rows_ = streaming;
+      emit_inner_loop(inner, "0", size(inner), body, "#pragma omp simd", nullptr, ind + "  ", loop);
+      plain_loops_ = false;
+      line_rows_ = false;
+      loop += step_row(ind + "  ");
+      return loop + ind + "}\n";
+    };
+    const std::string ind = line_rows.empty() ? "      " : "        ";
+    std::string rows = rows_loop(false, false, ind);
+    if (rows != rows_loop(false, true, ind))
+      rows =
+          fmt::format("{}if (td->header.tiling_key == {}) {{\n", ind, tiling::kOrdinaryStoresKey) +
+          rows_loop(false, false, ind + "  ") + ind + "} else {  // prefetching\n" +
+          rows_loop(false, true, ind + "  ") + ind + "}\n";
+    if (line_rows.empty()) {
+      out += rows;
+    } else {
+      out += line_rows;
+      out += "      if (nt_rows) {  // streaming whole lines\n";
+      out += rows_loop(true, true, "        ");
+      out += "      } else {\n";
+      out += rows;
+      out += "      }\n";
+    }
     out += "      f += whole * ninner;\n";
     out += "      continue;\n";
     out += "    }\n";
@@ -137,8 +195,8 @@ std::string KernelEmitter::emit_elementwise() {
   out += row_nodes("    ", /*whole_row=*/false);
   out += strided_row_prefetches("    ");
   out += row_prefetch_offsets("    ");
-  prefetching_ = !prefetched_.empty();  // the chunk loops prefetch a later row
-  if (short_row && streams()) {         // a whole row under the streaming key
+  prefetching_ = !prefetched_.empty();                // the chunk loops prefetch a later row
+  if (short_row && streams() && line_rows.empty()) {  // a whole row, streaming key
     out += "    if (c == 0 && end - f >= ninner) {  // a whole row, streaming\n";
     emit_inner_loop(inner, "0", size(inner), body, "#pragma omp simd", nullptr, "      ", out);
     out += "      f += ninner;\n";

@@ -189,11 +189,16 @@ void KernelEmitter::emit_loop_variants(
   // store, the row's length, written by af_nt_store (ordinary stores where
   // the row is not 64-byte aligned). RoPE's half rows of 32: rotary f32
   // [16, 1024, 12, 64] on one thread 2.29 -> 2.16 ms.
+  // The Elementwise whole-rows loop's streaming copy (line_rows_: every row
+  // whole aligned lines, checked once before the loop, elementwise.cpp)
+  // streams each row with af_nt_store_aligned.
   const std::optional<int64_t> extent = graph_.axes.at(static_cast<size_t>(axis)).size.as_const();
-  const bool whole_lines = extent && *extent < tiling::kStreamChunk &&
-                           std::all_of(streamed.begin(), streamed.end(), [&](int id) {
-                             return *extent * dtype_size(node(id).dtype) % 64 == 0;
-                           });
+  const bool whole_lines =
+      line_rows_ || (extent && *extent < tiling::kStreamChunk &&
+                     std::all_of(streamed.begin(), streamed.end(), [&](int id) {
+                       return *extent * dtype_size(node(id).dtype) % 64 == 0;
+                     }));
+  AF_CHECK(!line_rows_ || extent, "kernel {}: whole-line rows of no constant length", graph_.name);
   // Each streamed store's buffer of `length` elements, then its streaming.
   const std::string length = whole_lines ? std::to_string(*extent) : "AF_NT_CHUNK";
   const auto buffers = [&](const std::string& ind) {
@@ -206,10 +211,22 @@ void KernelEmitter::emit_loop_variants(
   const auto nt_stores = [&](const std::string& ind) {
     std::string b;
     for (int id : streamed)
-      b += fmt::format("{}af_nt_store({}, t{}, (int64_t)sizeof(t{}));\n", ind,
+      b += fmt::format("{}{}({}, t{}, (int64_t)sizeof(t{}));\n", ind,
+                       line_rows_ ? "af_nt_store_aligned" : "af_nt_store",
                        element(node(id), "nt_k"), id, id);
     return b;
   };
+  if (line_rows_) {  // the streaming copy of the whole-rows loop: no other variant
+    out += fmt::format("{}const int64_t nt_k = {};  // whole lines\n", indent, lo);
+    out += buffers(indent);
+    out += pragma + "\n";
+    out +=
+        fmt::format("{0}for (int64_t i{1} = {2}; i{1} < {3}; ++i{1}) {{\n", indent, axis, lo, hi);
+    out += body(indent + "  ", true);
+    out += indent + "}\n";
+    out += nt_stores(indent);
+    return;
+  }
   if (whole_lines) {
     out += fmt::format(
         "{}if (AF_NT_STORES && td->header.tiling_key == {} && {} - {} == {}) {{  // whole lines\n",

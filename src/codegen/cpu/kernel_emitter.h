@@ -72,6 +72,10 @@ class KernelEmitter {
   std::string row_nodes(const std::string& indent, bool whole_row) const;
   /// Elementwise: the next whole row: indices advanced, bases stepped.
   std::string step_row(const std::string& indent) const;
+  /// `const bool nt_rows = ...;`: every row of the whole-rows loop from the
+  /// current one on streams whole aligned lines; empty when no row can
+  /// (streamed rows that are not whole lines, or strides that are not).
+  std::string line_rows_flag(int axis, const std::string& indent) const;
   /// Reads tile `tiles_` of every buffered Load into its buffer t<id>.
   std::string fill_tile_buffers(const std::string& indent) const;
 
@@ -244,6 +248,10 @@ class KernelEmitter {
   /// Elementwise: at a row's start, the prefetches of a later row of each
   /// short Load whose rows are apart in memory (row_prefetch.cpp).
   std::string strided_row_prefetches(const std::string& indent) const;
+  /// The Elementwise whole-rows loop's prefetches of the rows of
+  /// plan_stream_prefetch's Loads (those of the chunk loops) a few rows on,
+  /// under keys 1 and 2, at the row's start.
+  std::string whole_row_prefetches(const std::string& indent) const;
   /// Column layout: before the tile loop [t0, `tile_end`) inside reduced
   /// loop `level` (1: the outermost), the prefetches of the tile row
   /// td->pf_rows indices on along that loop of each Load in `body` that
@@ -381,6 +389,9 @@ class KernelEmitter {
   /// While a loop that runs under key 0 only is emitted (the Elementwise
   /// whole-rows loop): no streaming or prefetching variants.
   mutable bool plain_loops_ = false;
+  /// emit_loop_variants: the Elementwise whole-rows loop of rows that are
+  /// whole cache lines, whose stores stream where `nt_rows` (elementwise.cpp).
+  mutable bool line_rows_ = false;
 };
 
 }  // namespace autofuse::codegen::cpu

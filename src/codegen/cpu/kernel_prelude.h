@@ -182,15 +182,12 @@ AF_INLINE int64_t af_nt_peel(const void* p, int64_t elem_bytes, int64_t n) {
   return af_min(n, ((64 - mis) & 63) / elem_bytes);
 }
 
-/// Copies `bytes` (a multiple of 64, a constant at every call) from the
-/// 64-byte aligned buffer `src` to `dst`: streaming when `dst` is 64-byte
-/// aligned (another output of the kernel may not be where the first is),
-/// else ordinary stores.
-AF_INLINE void af_nt_store(void* dst, const void* src, int64_t bytes) {
-  if (!AF_NT_STORES || ((uintptr_t)dst & 63u) != 0) {
-    __builtin_memcpy(dst, src, (unsigned long)bytes);
-    return;
-  }
+/// Streams `bytes` (a multiple of 64, a constant at every call) from the
+/// 64-byte aligned buffer `src` to the 64-byte aligned `dst`. For a loop of
+/// rows whose alignment the caller checked once: a per-row test of `dst`
+/// (af_nt_store) cost attention_transpose f32 [16, 12, 1024, 64] rows of
+/// 256 bytes ~15% on an AVX2 Zen 3, though the branch is never taken.
+AF_INLINE void af_nt_store_aligned(void* dst, const void* src, int64_t bytes) {
   for (int64_t o = 0; o < bytes; o += AF_NT_VEC_BYTES) {
     const af_nt_vec v = (af_nt_vec)(*(const af_nt_vec_alias*)((const char*)src + o));
     af_nt_vec* d = (af_nt_vec*)((char*)dst + o);
@@ -206,6 +203,18 @@ AF_INLINE void af_nt_store(void* dst, const void* src, int64_t bytes) {
     *d = v;
 #endif
   }
+}
+
+/// Copies `bytes` (a multiple of 64, a constant at every call) from the
+/// 64-byte aligned buffer `src` to `dst`: streaming when `dst` is 64-byte
+/// aligned (another output of the kernel may not be where the first is),
+/// else ordinary stores.
+AF_INLINE void af_nt_store(void* dst, const void* src, int64_t bytes) {
+  if (!AF_NT_STORES || ((uintptr_t)dst & 63u) != 0) {
+    __builtin_memcpy(dst, src, (unsigned long)bytes);
+    return;
+  }
+  af_nt_store_aligned(dst, src, bytes);
 }
 
 /// Orders the block's streaming stores before whatever signals its end.

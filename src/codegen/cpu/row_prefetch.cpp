@@ -259,6 +259,26 @@ std::string KernelEmitter::column_prefetches(int level, const std::string& tile_
          indent + "}\n";
 }
 
+std::string KernelEmitter::whole_row_prefetches(const std::string& indent) const {
+  if (prefetched_.empty() || row_axes_.empty()) return {};
+  const std::optional<int64_t> length =
+      graph_.axes.at(static_cast<size_t>(vector_axis_)).size.as_const();
+  AF_CHECK(length.has_value(), "kernel {}: whole rows of no constant length", graph_.name);
+  const int a = row_axes_.back();
+  const std::string ahead = prefetch_rows_ahead();
+  std::string out = fmt::format("{}if (td->header.tiling_key != {} && i{} + {} < {}) {{\n", indent,
+                                tiling::kOrdinaryStoresKey, a, ahead, size(a));
+  for (int id : prefetched_) {
+    const AscNode& n = node(id);
+    for (int64_t k = 0; k < *length; k += elements_per_line(n.dtype))
+      out +=
+          fmt::format("{}  __builtin_prefetch(&p{}[{} + {} * ({})]);  // {}\n", indent,
+                      node(n.inputs.at(0)).arg_index, address(n, vector_axis_, std::to_string(k)),
+                      ahead, expr(n.view.strides.at(static_cast<size_t>(a))), n.name);
+  }
+  return out + indent + "}\n";
+}
+
 std::string KernelEmitter::strided_row_prefetches(const std::string& indent) const {
   if (row_axes_.empty() || depth_ != 1 || vector_axis_ < 0) return {};
   const auto vec = static_cast<size_t>(vector_axis_);
