@@ -386,11 +386,11 @@ class KernelEmitter {
   std::vector<int> prefetched_;
   /// While the last pass of a kernel with prefetched_ Loads is emitted.
   mutable bool prefetching_ = false;
-  /// While a loop that runs under key 0 only is emitted (the Elementwise
-  /// whole-rows loop): no streaming or prefetching variants.
+  /// While a copy of the Elementwise whole-rows loop with ordinary stores is
+  /// emitted: no streaming or prefetching variants.
   mutable bool plain_loops_ = false;
-  /// emit_loop_variants: the Elementwise whole-rows loop of rows that are
-  /// whole cache lines, whose stores stream where `nt_rows` (elementwise.cpp).
+  /// While its streaming copy is emitted (rows of whole cache lines, run
+  /// where `nt_rows`, elementwise.cpp): only the streaming variant.
   mutable bool line_rows_ = false;
 };
 

@@ -49,9 +49,11 @@
 // such rows (up to kMaxStridedRowBytes) are prefetched about
 // kStridedBytesAhead ahead, a few lines per row at the row's start
 // (strided_row_prefetches), under keys 1 and 2 (outputs larger than the
-// cache; the Elementwise whole-rows loop of short rows, which keys 0 and 2
-// take, has none). attention_transpose B=16,S=1024, 1 thread: 3.6-4.0 -> 1.9-2.2 ms
-// (16 rows ahead 2.2, 32 rows 1.9, 64 rows 2.3).
+// cache; in the Elementwise whole-rows loop of short rows, its streaming and
+// prefetching copies). attention_transpose B=16,S=1024, 1 thread: 3.6-4.0 ->
+// 1.9-2.2 ms (16 rows ahead 2.2, 32 rows 1.9, 64 rows 2.3; an earlier
+// machine). On session 15's AVX2 Zen 3, 2 KiB or 4 KiB ahead instead of 8
+// gave 0.93-1.11x the time (noise), so 8 KiB stays.
 #include <algorithm>
 #include <optional>
 
