@@ -1,17 +1,22 @@
 // Reduction kernels against the reference: the examples (layernorm in
 // f32/f16/bf16, softmax, rmsnorm), every reduction op and dtype, column and
 // multi-axis reductions, and reductions with several passes.
+#include <cmath>
+
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "autofuse/graph/builder.h"
 #include "autofuse/graph/text.h"
+#include "autofuse/ref/random.h"
 #include "codegen_test_util.h"
 
 namespace autofuse::codegen_test {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 sym::Expr S(const char* name) {
   return sym::Expr::symbol(name);
@@ -120,6 +125,60 @@ TEST(Reduction, ThreePassesWithRowOutputs) {
   cases.push_back(
       {"stats", std::move(b).build({y, mean, var, m2, xc, m3, p}), nd_bindings(), 1e-5, 1e-5});
   check_cases(cases);
+}
+
+/// Rows with inf, -inf, NaN and huge values every third element (the rest
+/// random): exp(x - max(x)) at its edges.
+std::vector<HostTensor> extreme_rows(const Graph& graph, const sym::Binding& binding) {
+  std::vector<HostTensor> inputs = random_inputs(graph, binding, 3);
+  const double special[] = {INFINITY, -INFINITY, NAN, 3e38, -3e38, 1e9, -1e9, 100.0};
+  HostTensor& x = inputs[0];
+  for (int64_t i = 0; i < x.numel(); i += 3)
+    x.set_f64(i, special[(i / 3) % 8]);
+  return inputs;
+}
+
+TEST(Reduction, ExpOfXMinusItsMaxHasNoUpperClamp) {
+  // exp(x - max(x)) is exp of a value <= 0 (or NaN): af_exp_nonpos. The max
+  // of another value, or max(x) - x, keep af_exp. Results against the
+  // reference with inf, NaN and huge values in the rows.
+  std::vector<GraphCase> cases;
+  for (const char* dtype : {"f32", "bf16"}) {
+    GraphCase c{fmt::format("softmax {}", dtype), parse_graph(softmax_text(dtype)), nd_bindings(),
+                std::string(dtype) == "f32" ? 1e-5 : 2e-2, 1e-6};
+    cases.push_back(c);
+    c.label += " extreme";
+    c.make_inputs = extreme_rows;
+    cases.push_back(std::move(c));
+  }
+  cases.push_back({"other max", parse_graph(R"(graph other_max(x: f32[N, D], y: f32[N, D]) {
+  m = reduce_max(y, axes=[1], keepdims=true)
+  d = sub(x, m)
+  e = exp(d)
+  return e
+})"),
+                   nd_bindings(), 1e-5, 1e-6});
+  cases.push_back({"max minus x", parse_graph(R"(graph max_minus_x(x: f32[N, D]) {
+  m = reduce_max(x, axes=[1], keepdims=true)
+  d = sub(m, x)
+  e = exp(d)
+  return e
+})"),
+                   nd_bindings(), 1e-5, 1e-6});
+  const std::string code = check_cases(cases);
+  const auto kernel = [&](const std::string& name) {
+    const size_t at = code.find(fmt::format("// ---- kernel {} ", name));
+    EXPECT_NE(at, std::string::npos) << name;
+    const size_t end = code.find("// ---- kernel ", at + 1);
+    return code.substr(at, end == std::string::npos ? std::string::npos : end - at);
+  };
+  const std::string softmax = kernel(cases[0].graph.name());
+  EXPECT_THAT(softmax, HasSubstr("af_exp_nonpos("));
+  EXPECT_THAT(softmax, Not(HasSubstr("af_exp(")));
+  for (const char* name : {"other_max", "max_minus_x"}) {
+    EXPECT_THAT(kernel(name), HasSubstr("af_exp("));
+    EXPECT_THAT(kernel(name), Not(HasSubstr("af_exp_nonpos(")));
+  }
 }
 
 }  // namespace

@@ -271,6 +271,20 @@ int KernelEmitter::never_nan_constant(const AscNode& n) const {
   return -1;
 }
 
+bool KernelEmitter::nonpositive(int id) const {
+  // Each element of x is in the set its max reduced (Broadcast only repeats
+  // the reduced axes back), so x - max(x) is <= 0 (exactly: a subtraction of
+  // a value at least as large rounds to <= 0), or NaN from a NaN or
+  // inf - inf.
+  const AscNode& sub = node(id);
+  if (sub.kind != AscKind::Compute || sub.op != OpKind::Sub) return false;
+  const AscNode* max = &node(sub.inputs.at(1));
+  while (max->kind == AscKind::Broadcast)
+    max = &node(max->inputs.at(0));
+  return max->kind == AscKind::Reduce && max->op == OpKind::ReduceMax &&
+         max->inputs.at(0) == sub.inputs.at(0);
+}
+
 void KernelEmitter::emit_node(const AscNode& n, const std::string& indent, std::string& out,
                               bool to_buffer) const {
   const std::string type = c_compute_type(n.dtype);
@@ -319,8 +333,13 @@ void KernelEmitter::emit_node(const AscNode& n, const std::string& indent, std::
           (n.op == OpKind::Max || n.op == OpKind::Min) && is_float(operand) && !is_float8(operand)
               ? never_nan_constant(n)
               : -1;
-      rhs = constant >= 0 ? min_max_with_constant(n.op, constant, args.at(0), args.at(1))
-                          : compute_expr(n.op, operand, args);
+      if (constant >= 0)
+        rhs = min_max_with_constant(n.op, constant, args.at(0), args.at(1));
+      else if (n.op == OpKind::Exp && c_compute_type(operand) == "float" && !is_float8(operand) &&
+               nonpositive(n.inputs.at(0)))
+        rhs = fmt::format("af_exp_nonpos({})", args.at(0));  // no upper clamp
+      else
+        rhs = compute_expr(n.op, operand, args);
       break;
     }
     case AscKind::Cast:

@@ -131,6 +131,9 @@ class KernelEmitter {
   /// Which operand (0 or 1) of binary Compute `n` is a Scalar that is not
   /// NaN, maybe broadcast (the first when both are); -1: neither.
   int never_nan_constant(const AscNode& n) const;
+  /// Whether value `id` is <= 0 or NaN for every element: x - max(x), the
+  /// max reduced from the same x and broadcast back (softmax's exp operand).
+  bool nonpositive(int id) const;
   /// `if (key is streaming) af_nt_fence();` when some store streams, else empty.
   std::string fence_if_streamed(const std::string& indent) const;
   std::string row_base(const AscNode& n) const;
