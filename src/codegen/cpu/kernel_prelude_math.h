@@ -212,7 +212,7 @@ AF_INLINE float af_exp(float x) {
 /// e^x for an x the code generator proved <= 0 or NaN (softmax's x -
 /// max(x)): af_exp without the upper clamp, the same results there (a
 /// compare and a select of its 25 vector instructions; softmax_mask f32
-/// [2, 12, 128, 128], one thread, 0.96x the time on an AVX2 Zen 3).
+/// [2, 12, 128, 128], one thread, 0.92-0.96x the time on an AVX2 Zen 3).
 AF_INLINE float af_exp_nonpos(float x) {
   const bool zero = x < -104.0f;
   return af_exp_clamped(af_self(zero, 0.0f, x), zero);
