@@ -265,7 +265,9 @@ AF_INLINE float af_tanh(float x) {
   q = q * u + 0.133324565364f;
   q = q * u - 0.333333107977f;
   const float small = x + x * (u * q);
-  const float e = af_exp(2.0f * af_self(ax < 10.0f, ax, 10.0f));
+  // exp of [0, 20] (a NaN x gives 20 here): no clamps (tanh over 4096
+  // floats in L1 1.16 -> 0.87 ns per element on an AVX2 Zen 3).
+  const float e = af_exp_clamped(2.0f * af_self(ax < 10.0f, ax, 10.0f), false);
   const float large = __builtin_copysignf(1.0f - 2.0f / (e + 1.0f), x);
   return af_self(ax < 0.55f, small, af_self(x != x, x, large));
 }
@@ -295,7 +297,8 @@ AF_INLINE float af_erf(float x) {
   g = g * t + 0.2604598722831076828f;
   g = g * t + 0.28478507257758730683f;
   g = g * t - 0.00014524858214683970237f;
-  const float large = 1.0f - af_exp(-xc * xc) * g;
+  // exp of [-20.25, 0] (a NaN x gives -20.25): no clamps (1.23 -> 1.05 ns).
+  const float large = 1.0f - af_exp_clamped(-xc * xc, false) * g;
   return af_self(ax < 1.0f, small, af_self(x != x, x, __builtin_copysignf(large, x)));
 }
 
