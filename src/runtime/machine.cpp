@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "runtime/cache_probe.h"
+
 namespace autofuse::runtime {
 
 namespace {
@@ -82,6 +84,9 @@ af_machine detect_machine(int threads) {
   m.l2_bytes = cache_size(_SC_LEVEL2_CACHE_SIZE, 2, 1 << 20);
   // No L3 (some VMs and small cores): the L2 is the last level.
   m.l3_bytes = cache_size(_SC_LEVEL3_CACHE_SIZE, 3, m.l2_bytes);
+  // What the outputs can count on (cache_probe.h): less than reported where
+  // a probe finds streaming stores faster past the private caches.
+  m.l3_bytes = effective_l3_bytes(m.l3_bytes, m.l2_bytes, m.cores);
   m.vector_bytes = detect_vector_bytes();
   m.min_block_bytes = kMinBlockBytes;
   m.stream_max_ops_per_kib = kStreamMaxOpsPerKiB;

@@ -1,0 +1,88 @@
+#include "runtime/cache_probe.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <iostream>
+
+#include "autofuse/error.h"
+#include "runtime/machine.h"
+
+namespace autofuse::runtime {
+namespace {
+
+// Sets an environment variable for one scope, restoring what was there.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
+    ::setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (had_)
+      ::setenv(name_, old_.c_str(), 1);
+    else
+      ::unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  std::string old_;
+  bool had_ = false;
+};
+
+TEST(CacheProbe, ParsesByteSizes) {
+  EXPECT_EQ(parse_byte_size("0"), 0);
+  EXPECT_EQ(parse_byte_size("33554432"), 33554432);
+  EXPECT_EQ(parse_byte_size("512K"), 512 << 10);
+  EXPECT_EQ(parse_byte_size("32M"), int64_t{32} << 20);
+  EXPECT_EQ(parse_byte_size("2g"), int64_t{2} << 30);
+  EXPECT_EQ(parse_byte_size(""), -1);
+  EXPECT_EQ(parse_byte_size("-5"), -1);
+  EXPECT_EQ(parse_byte_size("32MB"), -1);
+  EXPECT_EQ(parse_byte_size("M"), -1);
+  EXPECT_EQ(parse_byte_size("99999999999G"), -1);
+  EXPECT_EQ(parse_byte_size(nullptr), -1);
+}
+
+TEST(CacheProbe, MeasuresBothKindsOfStore) {
+  const StreamingProbe p = probe_streaming(4 << 20, 4);
+#if defined(__x86_64__)
+  EXPECT_GT(p.ordinary_gbps, 0.1);
+  EXPECT_GT(p.streaming_gbps, 0.1);
+  EXPECT_EQ(p.streaming_wins, p.streaming_gbps >= 1.3 * p.ordinary_gbps * 0.999);
+  std::cout << "copy of 2 x 4 MiB: ordinary " << p.ordinary_gbps << " GB/s, streaming "
+            << p.streaming_gbps << " GB/s\n";
+#else
+  EXPECT_FALSE(p.streaming_wins);
+#endif
+}
+
+TEST(CacheProbe, EnvironmentSetsTheL3) {
+  {
+    ScopedEnv env("AUTOFUSE_L3_BYTES", "8M");
+    EXPECT_EQ(effective_l3_bytes(int64_t{260} << 20, 2 << 20, 2), int64_t{8} << 20);
+    EXPECT_EQ(detect_machine(2).l3_bytes, int64_t{8} << 20);
+  }
+  {
+    ScopedEnv env("AUTOFUSE_L3_BYTES", "lots");
+    EXPECT_THROW(effective_l3_bytes(int64_t{260} << 20, 2 << 20, 2), UserError);
+  }
+}
+
+TEST(CacheProbe, SmallL3IsKeptWithoutAProbe) {
+  // An L3 no larger than twice the private L2s has nothing to decide.
+  EXPECT_EQ(effective_l3_bytes(4 << 20, 1 << 20, 2), 4 << 20);
+  EXPECT_EQ(effective_l3_bytes(0, 1 << 20, 1), 0);
+}
+
+TEST(CacheProbe, EffectiveL3IsTheReportedOneOrThePrivateCaches) {
+  const int64_t l3 = int64_t{260} << 20, l2 = 2 << 20;
+  const int64_t e = effective_l3_bytes(l3, l2, 2);
+  EXPECT_TRUE(e == l3 || e == 2 * l2 * 2) << e;
+  // The probe ran once: the same answer for another core count.
+  EXPECT_EQ(effective_l3_bytes(l3, l2, 1) == l3, e == l3);
+}
+
+}  // namespace
+}  // namespace autofuse::runtime
