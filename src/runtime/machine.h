@@ -32,8 +32,9 @@ inline constexpr int64_t kMinBlockBytes = 64 * 1024;
 inline constexpr int64_t kStreamMaxOpsPerKiB = 480;
 
 /// Detects the host: cores this process may run on (sched_getaffinity),
-/// per-core L1d/L2 and shared L3 sizes (sysconf, else /sys, else typical
-/// values), vector width (64 bytes with AVX-512F, 32 with AVX, else 16).
+/// per-core L1d/L2 and shared L3 sizes (/sys, else sysconf, else typical
+/// values; the L3 as effective_l3_bytes in cache_probe.h decides), vector
+/// width (64 bytes with AVX-512F, 32 with AVX, else 16).
 /// `threads` > 0 replaces the detected core count (blocks that can run at
 /// once are the thread pool's threads).
 af_machine detect_machine(int threads = 0);
