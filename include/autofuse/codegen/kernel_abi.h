@@ -37,7 +37,7 @@ typedef struct af_machine {
   int64_t cores;           /**< blocks that can run at once */
   int64_t l1_bytes;        /**< per core */
   int64_t l2_bytes;        /**< per core */
-  int64_t l3_bytes;        /**< shared */
+  int64_t l3_bytes;        /**< shared; what outputs can count on (runtime/cache_probe.h) */
   int64_t vector_bytes;    /**< SIMD register width: 64 for AVX-512 */
   int64_t min_block_bytes; /**< least bytes moved that pay for waking another core */
   /** Streaming (non-temporal) stores only for a kernel whose vector loop
