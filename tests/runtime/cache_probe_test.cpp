@@ -51,8 +51,12 @@ TEST(CacheProbe, MeasuresBothKindsOfStore) {
   EXPECT_GT(p.ordinary_gbps, 0.1);
   EXPECT_GT(p.streaming_gbps, 0.1);
   const double ratio = p.streaming_gbps / p.ordinary_gbps;  // the verdict's margin is 1.3x
-  if (ratio > 1.31) EXPECT_TRUE(p.streaming_wins) << ratio;
-  if (ratio < 1.29) EXPECT_FALSE(p.streaming_wins) << ratio;
+  if (ratio > 1.31) {
+    EXPECT_TRUE(p.streaming_wins) << ratio;
+  }
+  if (ratio < 1.29) {
+    EXPECT_FALSE(p.streaming_wins) << ratio;
+  }
   std::cout << "copy of 2 x 4 MiB: ordinary " << p.ordinary_gbps << " GB/s, streaming "
             << p.streaming_gbps << " GB/s\n";
 #else
