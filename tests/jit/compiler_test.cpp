@@ -17,6 +17,7 @@
 
 #include "autofuse/error.h"
 #include "jit/process.h"
+#include "scoped_env.h"
 
 namespace autofuse::jit {
 namespace {
@@ -59,32 +60,6 @@ CompilerOptions options_in(const std::string& dir) {
   o.flags = {"-O1"};  // fast compiles; the flags only matter for the key here
   return o;
 }
-
-/// Sets an environment variable for the scope of a test.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    had_ = std::getenv(name) != nullptr;
-    if (value != nullptr) {
-      ::setenv(name, value, 1);
-    } else {
-      ::unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (had_) {
-      ::setenv(name_, old_.c_str(), 1);
-    } else {
-      ::unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::string old_;
-  bool had_ = false;
-};
 
 int count_files(const std::string& dir, const std::string& suffix) {
   int n = 0;

@@ -7,29 +7,10 @@
 
 #include "autofuse/error.h"
 #include "runtime/machine.h"
+#include "scoped_env.h"
 
 namespace autofuse::runtime {
 namespace {
-
-// Sets an environment variable for one scope, restoring what was there.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
-    ::setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (had_)
-      ::setenv(name_, old_.c_str(), 1);
-    else
-      ::unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::string old_;
-  bool had_ = false;
-};
 
 TEST(CacheProbe, ParsesByteSizes) {
   EXPECT_EQ(parse_byte_size("0"), 0);
