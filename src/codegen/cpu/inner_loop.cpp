@@ -29,6 +29,13 @@
 // bit-identical results. The kernel ends with af_nt_fence under key 1.
 // Each chunk of keys 1 and 2 starts with the prefetches of later rows
 // (row_prefetch.cpp).
+//
+// bf16 stores that stream (the same legality: splitting the loop changes
+// no result) are rounded by the chunk where the prelude can (AF_BF16_CVT:
+// AVX512-BF16's vcvtne2ps2bf16, kernel_prelude.h): key 1's chunk buffers
+// then hold f32 (af_bf16_chunk_t), and key 0's loop and key 2's chunks come
+// in two forms, `#if AF_BF16_CVT` chunks of f32 buffers rounded by
+// af_bf16_store, `#else` the loops above. Elsewhere nothing changes.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -166,10 +173,19 @@ void KernelEmitter::emit_loop_variants(
   }
   // A loop that streams and has updates is a short row's: they write
   // buffers by index (short_row_reduce.cpp), the same in every variant.
-  const auto body = [&](const std::string& ind, bool to_buffer) {
+  // Which streamed stores a chunk loop writes to chunk buffers: all of
+  // them (streaming), or only the bf16 ones (rounded by the chunk).
+  enum class Buffered { None, Streamed, Bf16 };
+  const auto buffered = [&](int id, Buffered which) {
+    return which == Buffered::Streamed ||
+           (which == Buffered::Bf16 && node(id).dtype == DType::bf16);
+  };
+  const auto body = [&](const std::string& ind, Buffered which) {
     std::string b;
     for (int id : nodes)
-      emit_loop_node(node(id), ind, b, to_buffer && streamed_[static_cast<size_t>(id)]);
+      emit_loop_node(
+          node(id), ind, b,
+          streamed_[static_cast<size_t>(id)] && which != Buffered::None && buffered(id, which));
     if (updates) b += updates(ind);
     return b;
   };
@@ -201,28 +217,74 @@ void KernelEmitter::emit_loop_variants(
   AF_CHECK(!line_rows_ || extent, "kernel {}: whole-line rows of no constant length", graph_.name);
   // Each streamed store's buffer of `length` elements, then its streaming.
   const std::string length = whole_lines ? std::to_string(*extent) : "AF_NT_CHUNK";
-  const auto buffers = [&](const std::string& ind) {
+  const auto buffers = [&](const std::string& ind, Buffered which, const std::string& len) {
     std::string b;
-    for (int id : streamed)
+    for (int id : streamed) {
+      if (!buffered(id, which)) continue;
+      const DType dtype = node(id).dtype;
       b += fmt::format("{}{} t{}[{}] __attribute__((aligned(64)));\n", ind,
-                       c_storage_type(node(id).dtype), id, length);
+                       dtype == DType::bf16 ? "af_bf16_chunk_t" : c_storage_type(dtype), id, len);
+    }
     return b;
   };
-  const auto nt_stores = [&](const std::string& ind) {
+  // The buffers' stores: streaming (Buffered::Streamed) or ordinary.
+  const auto flush = [&](const std::string& ind, Buffered which) {
     std::string b;
-    for (int id : streamed)
-      b += fmt::format("{}{}({}, t{}, (int64_t)sizeof(t{}));\n", ind,
-                       line_rows_ ? "af_nt_store_aligned" : "af_nt_store",
-                       element(node(id), "nt_k"), id, id);
+    for (int id : streamed) {
+      if (!buffered(id, which)) continue;
+      if (node(id).dtype == DType::bf16) {
+        const char* fn = which == Buffered::Bf16 ? "af_bf16_store"
+                         : line_rows_            ? "af_bf16_nt_store_aligned"
+                                                 : "af_bf16_nt_store";
+        b += fmt::format("{}{}({}, t{}, (int64_t)(sizeof(t{}) / sizeof(t{}[0])));\n", ind, fn,
+                         element(node(id), "nt_k"), id, id, id);
+      } else {
+        b += fmt::format("{}{}({}, t{}, (int64_t)sizeof(t{}));\n", ind,
+                         line_rows_ ? "af_nt_store_aligned" : "af_nt_store",
+                         element(node(id), "nt_k"), id, id);
+      }
+    }
     return b;
+  };
+  const auto nt_stores = [&](const std::string& ind) { return flush(ind, Buffered::Streamed); };
+  const bool bf16_chunks = std::any_of(streamed.begin(), streamed.end(),
+                                       [&](int id) { return node(id).dtype == DType::bf16; });
+  // Loops over [lo, hi) with ordinary stores (key 0, or key 2 with
+  // `prefetches` per chunk): with bf16 stores where the prelude rounds by
+  // the chunk (AF_BF16_CVT), whole chunks then the rest; else `plain`.
+  const auto ordinary_loops = [&](const std::string& ind, const std::string& prefetches,
+                                  const std::string& plain) {
+    if (!bf16_chunks || (extent && *extent < tiling::kStreamChunk)) return plain;
+    const std::string i1 = ind + "  ";
+    const std::string i2 = i1 + "  ";
+    std::string b = "#if AF_BF16_CVT  // bf16 stores rounded by the chunk\n";
+    b += ind + "{\n";
+    b += fmt::format("{}const int64_t nt_hi = {} + ({} - {}) / AF_NT_CHUNK * AF_NT_CHUNK;\n", i1,
+                     lo, hi, lo);
+    b += fmt::format("{}for (int64_t nt_k = {}; nt_k < nt_hi; nt_k += AF_NT_CHUNK) {{\n", i1, lo);
+    b += prefetches;
+    b += buffers(i2, Buffered::Bf16, "AF_NT_CHUNK");
+    b += pragma + "\n";
+    b += fmt::format("{0}for (int64_t i{1} = nt_k; i{1} < nt_k + AF_NT_CHUNK; ++i{1}) {{\n", i2,
+                     axis);
+    b += body(i2 + "  ", Buffered::Bf16);
+    b += i2 + "}\n";
+    b += flush(i2, Buffered::Bf16);
+    b += i1 + "}\n";
+    b += pragma + "\n";
+    b += fmt::format("{0}for (int64_t i{1} = nt_hi; i{1} < {2}; ++i{1}) {{\n", i1, axis, hi);
+    b += body(i2, Buffered::None);
+    b += i1 + "}\n";
+    b += ind + "}\n";
+    return b + "#else\n" + plain + "#endif\n";
   };
   if (line_rows_) {  // the streaming copy of the whole-rows loop: no other variant
     out += fmt::format("{}const int64_t nt_k = {};  // whole lines\n", indent, lo);
-    out += buffers(indent);
+    out += buffers(indent, Buffered::Streamed, length);
     out += pragma + "\n";
     out +=
         fmt::format("{0}for (int64_t i{1} = {2}; i{1} < {3}; ++i{1}) {{\n", indent, axis, lo, hi);
-    out += body(indent + "  ", true);
+    out += body(indent + "  ", Buffered::Streamed);
     out += indent + "}\n";
     out += nt_stores(indent);
     return;
@@ -232,10 +294,10 @@ void KernelEmitter::emit_loop_variants(
         "{}if (AF_NT_STORES && td->header.tiling_key == {} && {} - {} == {}) {{  // whole lines\n",
         indent, tiling::kStreamingStoresKey, hi, lo, *extent);
     out += fmt::format("{}const int64_t nt_k = {};\n", in1, lo);
-    out += buffers(in1);
+    out += buffers(in1, Buffered::Streamed, length);
     out += pragma + "\n";
     out += fmt::format("{0}for (int64_t i{1} = {2}; i{1} < {3}; ++i{1}) {{\n", in1, axis, lo, hi);
-    out += body(in2, true);
+    out += body(in2, Buffered::Streamed);
     out += in1 + "}\n";
     out += nt_stores(in1);
   } else {
@@ -254,16 +316,16 @@ void KernelEmitter::emit_loop_variants(
     out += fmt::format("{}const int64_t nt_to = nt_part == 0 ? nt_lo : {};\n", in2, hi);
     out += pragma + "\n";
     out += fmt::format("{0}for (int64_t i{1} = nt_from; i{1} < nt_to; ++i{1}) {{\n", in2, axis);
-    out += body(in3, false);
+    out += body(in3, Buffered::None);
     out += in2 + "}\n";
     out += in2 + "if (nt_part == 1) break;\n";
     out += fmt::format("{}for (int64_t nt_k = nt_lo; nt_k < nt_hi; nt_k += AF_NT_CHUNK) {{\n", in2);
     out += row_prefetches(axis, "nt_k", in3);
-    out += buffers(in3);
+    out += buffers(in3, Buffered::Streamed, "AF_NT_CHUNK");
     out += pragma + "\n";
     out += fmt::format("{0}for (int64_t i{1} = nt_k; i{1} < nt_k + AF_NT_CHUNK; ++i{1}) {{\n", in3,
                        axis);
-    out += body(in4, true);
+    out += body(in4, Buffered::Streamed);
     out += in3 + "}\n";
     out += nt_stores(in3);
     out += in2 + "}\n";
@@ -278,25 +340,28 @@ void KernelEmitter::emit_loop_variants(
           "{}}} else if (td->header.tiling_key == {} && {} - {} >= AF_NT_CHUNK) {{  // "
           "prefetching\n",
           indent, tiling::kPrefetchingKey, hi, lo);
-      out += fmt::format("{}const int64_t nt_hi = {} + ({} - {}) / AF_NT_CHUNK * AF_NT_CHUNK;\n",
-                         in1, lo, hi, lo);
-      out +=
+      std::string k2 = fmt::format(
+          "{}const int64_t nt_hi = {} + ({} - {}) / AF_NT_CHUNK * AF_NT_CHUNK;\n", in1, lo, hi, lo);
+      k2 +=
           fmt::format("{}for (int64_t nt_k = {}; nt_k < nt_hi; nt_k += AF_NT_CHUNK) {{\n", in1, lo);
-      out += prefetches;
-      out += pragma + "\n";
-      out += fmt::format("{0}for (int64_t i{1} = nt_k; i{1} < nt_k + AF_NT_CHUNK; ++i{1}) {{\n",
-                         in2, axis);
-      out += body(in3, false);
-      out += in2 + "}\n";
-      out += in1 + "}\n";
-      out += pragma + "\n";
-      out += fmt::format("{0}for (int64_t i{1} = nt_hi; i{1} < {2}; ++i{1}) {{\n", in1, axis, hi);
-      out += body(in2, false);
-      out += in1 + "}\n";
+      k2 += prefetches;
+      k2 += pragma + "\n";
+      k2 += fmt::format("{0}for (int64_t i{1} = nt_k; i{1} < nt_k + AF_NT_CHUNK; ++i{1}) {{\n", in2,
+                        axis);
+      k2 += body(in3, Buffered::None);
+      k2 += in2 + "}\n";
+      k2 += in1 + "}\n";
+      k2 += pragma + "\n";
+      k2 += fmt::format("{0}for (int64_t i{1} = nt_hi; i{1} < {2}; ++i{1}) {{\n", in1, axis, hi);
+      k2 += body(in2, Buffered::None);
+      k2 += in1 + "}\n";
+      out += ordinary_loops(in1, row_prefetches(axis, "nt_k", in2 + "  "), k2);
     }
   }
   out += indent + "} else {\n";
-  emit_plain_loop(axis, lo, hi, nodes, pragma, updates, in1, out);
+  std::string plain;
+  emit_plain_loop(axis, lo, hi, nodes, pragma, updates, in1, plain);
+  out += ordinary_loops(in1, "", plain);
   out += indent + "}\n";
 }
 

@@ -181,13 +181,22 @@ AF_INLINE double af_sigmoid(double x) {
 // a thirtieth of an ulp; Cephes' P of degree 5 took one FMA more): still
 // within 1 ulp of glibc over all 2^32 floats (10.64 M results 1 ulp off,
 // against 10.24 M).
-// af_exp_clamped is e^xc for xc in [-104, 89] or NaN, and 0 where `zero`
-// (xc is 0 there). x < -104 gives 0 by a select, not by the multiplies: an
-// underflow there costs a microcode assist per vector (softmax over rows
-// masked with -10000: 2.3x slower). The result is the same (e^-104 < 2^-150
-// rounds to 0).
-AF_INLINE float af_exp_clamped(float xc, bool zero) {
-  const float n = __builtin_rintf(xc * 1.44269504088896341f);
+// Session 17: n comes from a shifter, t = x / ln2 + (1.5 * 2^23 + b) (one
+// FMA: t is an integer below 2^24, so its low mantissa bits are n + b), and
+// 2^n is applied as y * 2^(n + b - 127) * 2^(127 - b): the first factor is
+// t's bits shifted into the exponent field, a normal power of two for the
+// caller's range of n, and the product with y (in [0.7, 1.5)) is exact and
+// normal, so the last multiply rounds once (subnormal results too). That is
+// 3 vector instructions after the polynomial instead of 8 (rint, convert,
+// two exponent adds and the split of n), and a NaN stays NaN through the
+// multiplies. softmax_mask f32 [1, 12, 384, 384] one thread on an AVX-512
+// Xeon: see docs/benchmarks.md, session 17.
+// af_exp_scaled is e^xc for xc with n = round(xc / ln2) in [2 - b, 254 - b]
+// (b = shift - 12582912; y * 2^(n + b - 127) is then normal), or NaN; post
+// = 2^(127 - b).
+AF_INLINE float af_exp_scaled(float xc, float shift, float post) {
+  const float t = xc * 1.44269504088896341f + shift;
+  const float n = t - shift;
   float r = xc - n * 0.693359375f;
   r = r - n * -2.12194440e-4f;
   float p = 1.3813144760e-3f;
@@ -196,26 +205,35 @@ AF_INLINE float af_exp_clamped(float xc, bool zero) {
   p = p * r + 1.6666515172e-1f;
   p = p * r + 4.9999994040e-1f;
   const float y = (p * r + 1.0f) * r + 1.0f;
-  const int32_t ni = (int32_t)n;
-  const int32_t n1 = ni >> 1;
-  const int32_t n2 = ni - n1;
-  // A NaN x passes the clamps and makes y NaN (n converts to INT_MIN, whose
-  // n1 << 23 is 0: the NaN's bits stay), so the result is NaN without a
-  // select (which cost softmax_mask [2, 12, 128, 128] 0.166 vs 0.157 ms).
-  return af_self(zero, 0.0f,
-                 af_u2f(af_f2u(y) + ((uint32_t)n1 << 23)) * af_u2f((uint32_t)(n2 + 127) << 23));
+  return y * af_u2f(af_f2u(t) << 23) * post;
 }
+// Shifters (1.5 * 2^23 + b) and their post factors 2^(127 - b): b = 152
+// for xc in [-104, 70] (n in [-150, 101]); b = 126 for xc in [0, 89] (n up
+// to 128: y * 2^127 is finite, times 2 overflows to inf as it should);
+// b = 127 (no post factor) for |xc| <= 86 (|n| <= 124).
+#define AF_EXP_SHIFT_LOW 12583064.0f   /* b = 152 */
+#define AF_EXP_POST_LOW 2.98023224e-8f /* 2^-25 */
+#define AF_EXP_SHIFT_HIGH 12583038.0f  /* b = 126 */
+#define AF_EXP_SHIFT_MID 12583039.0f   /* b = 127 */
+// e^x is 0 below -104 by a select, not by the multiplies: an underflow there
+// costs a microcode assist per vector (softmax over rows masked with -10000:
+// 2.3x slower). The result is the same (e^-104 < 2^-150 rounds to 0).
 AF_INLINE float af_exp(float x) {
   const bool zero = x < -104.0f;
-  return af_exp_clamped(af_self(zero, 0.0f, af_self(x > 89.0f, 89.0f, x)), zero);
+  const bool low = x < 0.0f;
+  const float xc = af_self(zero, 0.0f, af_self(x > 89.0f, 89.0f, x));
+  const float e = af_exp_scaled(xc, af_self(low, AF_EXP_SHIFT_LOW, AF_EXP_SHIFT_HIGH),
+                                af_self(low, AF_EXP_POST_LOW, 2.0f));
+  return af_self(zero, 0.0f, e);
 }
 /// e^x for an x the code generator proved <= 0 or NaN (softmax's x -
-/// max(x)): af_exp without the upper clamp, the same results there (a
-/// compare and a select of its 25 vector instructions; softmax_mask f32
-/// [2, 12, 128, 128], one thread, 0.92-0.96x the time on an AVX2 Zen 3).
+/// max(x)): no upper clamp and one scaling, the same results as af_exp for
+/// every x <= 64 (a contracted recomputation of x may exceed the max by an
+/// ulp, so x is not always <= 0).
 AF_INLINE float af_exp_nonpos(float x) {
   const bool zero = x < -104.0f;
-  return af_exp_clamped(af_self(zero, 0.0f, x), zero);
+  const float e = af_exp_scaled(af_self(zero, 0.0f, x), AF_EXP_SHIFT_LOW, AF_EXP_POST_LOW);
+  return af_self(zero, 0.0f, e);
 }
 
 // log: x = 2^e * m with m in [sqrt(1/2), sqrt(2)), Cephes' polynomial for
@@ -267,7 +285,7 @@ AF_INLINE float af_tanh(float x) {
   const float small = x + x * (u * q);
   // exp of [0, 20] (a NaN x gives 20 here): no clamps (tanh over 4096
   // floats in L1 1.16 -> 0.87 ns per element on an AVX2 Zen 3).
-  const float e = af_exp_clamped(2.0f * af_self(ax < 10.0f, ax, 10.0f), false);
+  const float e = af_exp_scaled(2.0f * af_self(ax < 10.0f, ax, 10.0f), AF_EXP_SHIFT_MID, 1.0f);
   const float large = __builtin_copysignf(1.0f - 2.0f / (e + 1.0f), x);
   return af_self(ax < 0.55f, small, af_self(x != x, x, large));
 }
@@ -298,7 +316,7 @@ AF_INLINE float af_erf(float x) {
   g = g * t + 0.28478507257758730683f;
   g = g * t - 0.00014524858214683970237f;
   // exp of [-20.25, 0] (a NaN x gives -20.25): no clamps (1.23 -> 1.05 ns).
-  const float large = 1.0f - af_exp_clamped(-xc * xc, false) * g;
+  const float large = 1.0f - af_exp_scaled(-xc * xc, AF_EXP_SHIFT_MID, 1.0f) * g;
   return af_self(ax < 1.0f, small, af_self(x != x, x, __builtin_copysignf(large, x)));
 }
 
