@@ -483,52 +483,61 @@ TEST(Streaming, SourceStructure) {
 // store): a loop whose bf16 store streams rounds it by the chunk
 // (AF_BF16_CVT: vcvtne2ps2bf16, or element by element for a chunk holding a
 // subnormal) under every key, and only such a loop.
-Graph bf16_product() {
-  GraphBuilder b("bf16_product");
-  Tensor x = b.input("x", DType::bf16, {S("N"), S("D")});
-  Tensor w = b.input("w", DType::bf16, {S("D")});
+Graph bf16_product(int64_t d = 0) {  // d > 0: rows of d
+  GraphBuilder b(d > 0 ? fmt::format("bf16_product_{}", d) : "bf16_product");
+  const sym::Expr cols = d > 0 ? sym::Expr(d) : S("D");
+  Tensor x = b.input("x", DType::bf16, {S("N"), cols});
+  Tensor w = b.input("w", DType::bf16, {cols});
   return std::move(b).build({b.mul(x, w)});
 }
 
 TEST(Streaming, Bf16StoresByTheChunk) {
-  std::vector<schedule::ScheduledKernel> kernels = {schedule_graph(bf16_product()),
-                                                    schedule_graph(mixed_outputs()),
-                                                    schedule_graph(scale_shift())};
+  std::vector<schedule::ScheduledKernel> kernels = {
+      schedule_graph(bf16_product()), schedule_graph(bf16_product(16)),
+      schedule_graph(bf16_product(48)), schedule_graph(mixed_outputs()),
+      schedule_graph(scale_shift())};
   const codegen::ModuleSource m = codegen::generate_cpu_module(kernels);
   const std::string k = kernel_text(m.code, "bf16_product");
-  SCOPED_TRACE(k);
-  // Streaming chunks (key 1), key 0's loop and key 2's chunks (when it
-  // prefetches) each in a chunked form under AF_BF16_CVT and the plain one.
-  EXPECT_THAT(k, HasSubstr("af_bf16_chunk_t t"));
-  EXPECT_THAT(k, HasSubstr("= AF_BF16_CHUNK_VALUE("));
-  EXPECT_EQ(count(k, "af_bf16_nt_store(&q0["), 1u);
-  EXPECT_GE(count(k, "#if AF_BF16_CVT  // bf16 stores rounded by the chunk\n"), 1u);
-  EXPECT_EQ(count(k, "#if AF_BF16_CVT"), count(k, "af_bf16_store(&q0["));
-  EXPECT_EQ(count(k, "#if AF_BF16_CVT"), count(k, "#endif\n"));
-  EXPECT_THAT(k, Not(HasSubstr("t3[i1 - nt_k] = af_f32_to_bf16(")));
+  {
+    SCOPED_TRACE(k);
+    // Streaming chunks (key 1), key 0's loop and key 2's chunks (when it
+    // prefetches) each in a chunked form under AF_BF16_CVT and the plain one.
+    EXPECT_THAT(k, HasSubstr("af_bf16_chunk_t t"));
+    EXPECT_THAT(k, HasSubstr("= AF_BF16_CHUNK_VALUE("));
+    EXPECT_EQ(count(k, "af_bf16_nt_store(&q0["), 1u);
+    EXPECT_GE(count(k, "#if AF_BF16_CVT  // bf16 stores rounded by the chunk\n"), 1u);
+    EXPECT_EQ(count(k, "#if AF_BF16_CVT"), count(k, "af_bf16_store(&q0["));
+    EXPECT_EQ(count(k, "#if AF_BF16_CVT"), count(k, "#endif\n"));
+    EXPECT_THAT(k, Not(HasSubstr("t3[i1 - nt_k] = af_f32_to_bf16(")));
+  }
+  // Rows of 16 and 48 bf16 (shorter than a chunk and not whole cache
+  // lines: they never stream) are whole rows rounded by the vector after
+  // their loop, in the whole-rows loop and the per-row path.
+  for (const char* name : {"bf16_product_16", "bf16_product_48"}) {
+    const std::string r = kernel_text(m.code, name);
+    EXPECT_GE(count(r, "#if AF_BF16_CVT  // bf16 stores rounded by the vector\n"), 2u) << r;
+    EXPECT_THAT(r, HasSubstr("= AF_BF16_CHUNK_VALUE(")) << r;
+  }
   // f32 outputs keep their loops.
   EXPECT_THAT(kernel_text(m.code, "scale_shift"), Not(HasSubstr("AF_BF16")));
   EXPECT_THAT(kernel_text(m.code, "mixed_outputs"), HasSubstr("AF_BF16_CVT"));
 
-  // Edge values: ties, overflow to inf, inf, NaN, and subnormal products in
-  // some chunks only. Outputs equal the reference's (one rounding to nearest
-  // even) under all three keys, aligned or not.
+  // Edge values: ties, inf, NaN, and subnormal products in some chunks only.
+  // Outputs equal the reference's (one rounding to nearest even) under all
+  // three keys, aligned or not.
   const std::shared_ptr<jit::Module> so = compile(m);
-  const Graph g = bf16_product();
-  const std::vector<sym::Binding> bindings = {
-      {{"N", 3}, {"D", 1000}}, {{"N", 2}, {"D", 64}}, {{"N", 5}, {"D", 131}}};
-  for (const sym::Binding& binding : bindings) {
+  const float specials[] = {1.0f + 1.0f / 128,  // times 1.5: a tie
+                            3.0e38f,
+                            std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::quiet_NaN(),
+                            1.0e-20f,
+                            -0.0f};
+  const auto check = [&](size_t kernel, const Graph& g, const sym::Binding& binding) {
     std::vector<HostTensor> inputs = random_inputs(g, binding, 11);
     HostTensor& x = inputs[0];
-    HostTensor& w = inputs[1];
-    const int64_t n = binding.at("N"), d = binding.at("D");
-    const float specials[] = {1.0f + 1.0f / 128,  // times 1.5: a tie
-                              3.0e38f,
-                              std::numeric_limits<float>::infinity(),
-                              std::numeric_limits<float>::quiet_NaN(),
-                              1.0e-20f,
-                              -0.0f};
-    for (int64_t i = 0; i < n * d; ++i) {
+    HostTensor& w = inputs[inputs.size() - 1];
+    const int64_t d = w.numel();
+    for (int64_t i = 0; i < x.numel(); ++i) {
       if (i % 97 == 5) x.set_f64(i, specials[(i / 97) % 6]);
       if (i / d == 1 && i % d < 64) x.set_f64(i, 1.5e-19);  // row 1's first chunk: subnormal
     }
@@ -538,12 +547,19 @@ TEST(Streaming, Bf16StoresByTheChunk) {
     for (int64_t key :
          {tiling::kOrdinaryStoresKey, tiling::kStreamingStoresKey, tiling::kPrefetchingKey}) {
       for (int64_t offset : {0, 1, 32}) {
-        const KernelRun run = run_kernel(*so, m.kernels[0], kernels[0].graph, g, inputs, binding,
-                                         one_core(), RunOptions{key, offset});
+        const KernelRun run = run_kernel(*so, m.kernels[kernel], kernels[kernel].graph, g, inputs,
+                                         binding, one_core(), RunOptions{key, offset});
         EXPECT_TRUE(tensors_close(run.outputs[0], want[0], 0, 0))
-            << fmt::format("N={} D={} key {} offset {}", n, d, key, offset);
+            << fmt::format("{} N={} key {} offset {}", g.name(), binding.at("N"), key, offset);
       }
     }
+  };
+  for (const sym::Binding& binding : std::vector<sym::Binding>{
+           {{"N", 3}, {"D", 1000}}, {{"N", 2}, {"D", 64}}, {{"N", 5}, {"D", 131}}})
+    check(0, bf16_product(), binding);
+  for (int64_t n : {1, 3, 70}) {
+    check(1, bf16_product(16), {{"N", n}});
+    check(2, bf16_product(48), {{"N", n}});
   }
 }
 

@@ -53,6 +53,11 @@ using ascir::AscKind;
 namespace {
 /// g++ 12's lanes for loops over 16-bit values (see short_loop_variant).
 constexpr int64_t kNarrowLanes = 32;
+/// Whole rows whose bf16 stores are rounded by the vector: a multiple of
+/// 16 lanes, at most this long (their f32 buffers live on the stack).
+constexpr int64_t kBf16RowLanes = 16;
+constexpr int64_t kBf16RowMax = 1024;
+constexpr int64_t kBf16RowBufferBytes = 32 << 10;  // all of a loop's buffers
 }  // namespace
 
 // The statements of a loop body in an order that keeps few vectors live:
@@ -146,16 +151,66 @@ KernelEmitter::ShortLoops KernelEmitter::short_loop_variant(int axis,
   return *extent < kNarrowLanes ? ShortLoops::Only : ShortLoops::None;
 }
 
+std::vector<int> KernelEmitter::whole_row_bf16_stores(int axis,
+                                                      const std::vector<int>& nodes) const {
+  const std::optional<int64_t> extent = graph_.axes.at(static_cast<size_t>(axis)).size.as_const();
+  if (axis != vector_axis_ || !extent || *extent % kBf16RowLanes != 0 || *extent > kBf16RowMax)
+    return {};
+  std::vector<int> out;
+  for (int id : nodes) {
+    const AscNode& n = node(id);
+    // Streamed stores of rows of a chunk or more are rounded by the chunk
+    // (emit_loop_variants).
+    if (n.kind != AscKind::Store || n.dtype != DType::bf16 ||
+        (streamed_.at(static_cast<size_t>(id)) && *extent >= tiling::kStreamChunk) ||
+        n.view.strides.at(static_cast<size_t>(axis)) != sym::Expr(1))
+      continue;
+    out.push_back(id);
+  }
+  if (static_cast<int64_t>(out.size()) * *extent * 4 > kBf16RowBufferBytes) return {};
+  return out;
+}
+
 void KernelEmitter::emit_plain_loop(int axis, const std::string& lo, const std::string& hi,
                                     const std::vector<int>& nodes, const std::string& pragma,
                                     const std::function<std::string(const std::string&)>& updates,
                                     const std::string& indent, std::string& out) const {
-  out += pragma + "\n";
-  out += fmt::format("{0}for (int64_t i{1} = {2}; i{1} < {3}; ++i{1}) {{\n", indent, axis, lo, hi);
-  for (int id : nodes)
-    emit_loop_node(node(id), indent + "  ", out, false);
-  if (updates) out += updates(indent + "  ");
+  const auto loop = [&](const std::string& ind, const std::vector<int>& buffered) {
+    std::string b = pragma + "\n";
+    b += fmt::format("{0}for (int64_t i{1} = {2}; i{1} < {3}; ++i{1}) {{\n", ind, axis, lo, hi);
+    for (int id : nodes)
+      emit_loop_node(node(id), ind + "  ", b,
+                     std::find(buffered.begin(), buffered.end(), id) != buffered.end());
+    if (updates) b += updates(ind + "  ");
+    return b + ind + "}\n";
+  };
+  const std::vector<int> rounded = whole_row_bf16_stores(axis, nodes);
+  if (rounded.empty()) {
+    out += loop(indent, {});
+    return;
+  }
+  // A whole row of a constant length: its bf16 stores go to f32 buffers,
+  // rounded by the vector after the loop (AF_BF16_CVT, kernel_prelude.h).
+  // The loop is not split, so any loop may: dlrm_concat's 26 pieces of 16.
+  const int64_t length = *graph_.axes.at(static_cast<size_t>(axis)).size.as_const();
+  const std::string in1 = indent + "  ";
+  out += "#if AF_BF16_CVT  // bf16 stores rounded by the vector\n";
+  out += fmt::format("{}if ({} - {} == {}) {{\n", indent, hi, lo, length);
+  out += fmt::format("{}const int64_t nt_k = {};\n", in1, lo);
+  for (int id : rounded)
+    out +=
+        fmt::format("{}af_bf16_chunk_t t{}[{}] __attribute__((aligned(64)));\n", in1, id, length);
+  out += loop(in1, rounded);
+  for (int id : rounded)
+    out += fmt::format("{}af_bf16_store(&q{}[{}], t{}, {});\n", in1,
+                       output_of_store_.at(static_cast<size_t>(id)),
+                       address(node(id), axis, "nt_k"), id, length);
+  out += indent + "} else {\n";
+  out += loop(in1, {});
   out += indent + "}\n";
+  out += "#else\n";
+  out += loop(indent, {});
+  out += "#endif\n";
 }
 
 void KernelEmitter::emit_loop_variants(

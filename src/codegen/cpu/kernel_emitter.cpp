@@ -308,8 +308,8 @@ void KernelEmitter::emit_node(const AscNode& n, const std::string& indent, std::
     case AscKind::Store: {
       const int arg = output_of_store_.at(static_cast<size_t>(n.id));
       AF_CHECK(arg >= 0, "store {} feeds no output", n.name);
-      AF_CHECK(!to_buffer || streamed_.at(static_cast<size_t>(n.id)),
-               "store {} buffered but not streamed", n.name);
+      AF_CHECK(!to_buffer || streamed_.at(static_cast<size_t>(n.id)) || n.dtype == DType::bf16,
+               "store {} buffered but neither streamed nor bf16", n.name);
       const std::string target = to_buffer ? fmt::format("t{}[i{} - nt_k]", n.id, vector_axis_)
                                            : fmt::format("q{}[{}]", arg, address(n));
       // A bf16 chunk buffer holds what the prelude rounds by the chunk

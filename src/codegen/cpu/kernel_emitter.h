@@ -116,7 +116,12 @@ class KernelEmitter {
                           const std::vector<int>& nodes, const std::string& pragma,
                           const std::function<std::string(const std::string&)>& updates,
                           const std::string& indent, std::string& out) const;
-  /// One loop over [lo, hi) with `pragma`, `nodes` and `updates`, no streaming.
+  /// The bf16 Stores among `nodes` that a whole row of the loop over `axis`
+  /// rounds by the vector after the loop (a constant row of whole vectors,
+  /// stride 1; not those the chunk loops round).
+  std::vector<int> whole_row_bf16_stores(int axis, const std::vector<int>& nodes) const;
+  /// One loop over [lo, hi) with `pragma`, `nodes` and `updates`, no
+  /// streaming (with bf16 stores of whole rows: two forms, inner_loop.cpp).
   void emit_plain_loop(int axis, const std::string& lo, const std::string& hi,
                        const std::vector<int>& nodes, const std::string& pragma,
                        const std::function<std::string(const std::string&)>& updates,

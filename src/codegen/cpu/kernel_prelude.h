@@ -386,8 +386,15 @@ typedef short af_v32hi_mem __attribute__((vector_size(64), aligned(2), may_alias
 #else
 #define AF_CVTNE2PS2BF16(hi, lo) ((af_nt_vec)__builtin_ia32_cvtne2ps2bf16_v32hi(hi, lo))
 #endif
-/// Rounds the 64-byte aligned src[0, n) (n a multiple of 32) to bf16 into
-/// dst: streaming stores when `nt` (dst then 64-byte aligned), else ordinary.
+/// Rounds the 64-byte aligned src[0, n) (n a multiple of 16) to bf16 into
+/// dst: streaming stores when `nt` (dst then 64-byte aligned and n a
+/// multiple of 32), else ordinary. 64-byte loads, although a loop with
+/// 16-bit loads writes its f32 buffer in 32-byte halves (a load over two
+/// stores waits for them to reach the cache): 32-byte loads and conversions
+/// were slower in every loop measured (session 17, one thread, median of 4:
+/// rmsnorm bf16 [4, 128, 768] 0.75 vs 0.90 of the old time, softmax_mask
+/// bf16 0.86 vs 0.99, chain30 bf16 0.83 vs 0.91, attention_transpose bf16
+/// 0.96 vs 0.99).
 AF_INLINE void af_bf16_put(uint16_t* dst, const float* src, int64_t n, bool nt) {
   const af_v16sf* s = (const af_v16sf*)src;
   unsigned subnormal = 0;
@@ -409,6 +416,10 @@ AF_INLINE void af_bf16_put(uint16_t* dst, const float* src, int64_t n, bool nt) 
     } else {
       *(af_v32hi_mem*)(dst + 32 * k) = (af_v32hi_mem)v;
     }
+  }
+  if (n % 32 != 0) {  // the last 16: the low half of a conversion
+    const af_nt_vec v = AF_CVTNE2PS2BF16(s[n / 16 - 1], s[n / 16 - 1]);
+    __builtin_memcpy(dst + n - 16, &v, 32);
   }
 }
 AF_INLINE void af_bf16_store(uint16_t* dst, const af_bf16_chunk_t* src, int64_t n) {
