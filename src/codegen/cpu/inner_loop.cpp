@@ -32,7 +32,7 @@
 //
 // bf16 stores that stream (the same legality: splitting the loop changes
 // no result) are rounded by the chunk where the prelude can (AF_BF16_CVT:
-// AVX512-BF16's vcvtne2ps2bf16, kernel_prelude.h): key 1's chunk buffers
+// AVX512-BF16's vcvtne2ps2bf16, kernel_prelude_stores.h): key 1's chunk buffers
 // then hold f32 (af_bf16_chunk_t), and key 0's loop and key 2's chunks come
 // in two forms, `#if AF_BF16_CVT` chunks of f32 buffers rounded by
 // af_bf16_store, `#else` the loops above. Elsewhere nothing changes.
@@ -190,7 +190,7 @@ void KernelEmitter::emit_plain_loop(int axis, const std::string& lo, const std::
     return;
   }
   // A whole row of a constant length: its bf16 stores go to f32 buffers,
-  // rounded by the vector after the loop (AF_BF16_CVT, kernel_prelude.h).
+  // rounded by the vector after the loop (AF_BF16_CVT, kernel_prelude_stores.h).
   // The loop is not split, so any loop may: dlrm_concat's 26 pieces of 16.
   const int64_t length = *graph_.axes.at(static_cast<size_t>(axis)).size.as_const();
   const std::string in1 = indent + "  ";
