@@ -231,16 +231,14 @@ void KernelEmitter::emit_loop_variants(
   // Which streamed stores a chunk loop writes to chunk buffers: all of
   // them (streaming), or only the bf16 ones (rounded by the chunk).
   enum class Buffered { None, Streamed, Bf16 };
-  const auto buffered = [&](int id, Buffered which) {
+  const auto buffered = [&](int id, Buffered which) {  // None: false
     return which == Buffered::Streamed ||
            (which == Buffered::Bf16 && node(id).dtype == DType::bf16);
   };
   const auto body = [&](const std::string& ind, Buffered which) {
     std::string b;
     for (int id : nodes)
-      emit_loop_node(
-          node(id), ind, b,
-          streamed_[static_cast<size_t>(id)] && which != Buffered::None && buffered(id, which));
+      emit_loop_node(node(id), ind, b, streamed_[static_cast<size_t>(id)] && buffered(id, which));
     if (updates) b += updates(ind);
     return b;
   };
