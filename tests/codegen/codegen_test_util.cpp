@@ -24,6 +24,20 @@ std::string kernel_code(const std::string& text) {
   return at == std::string::npos ? code : code.substr(at);
 }
 
+std::string kernel_text(const std::string& code, const std::string& name) {
+  const size_t begin = code.find(fmt::format("extern \"C\" void {}_kernel(", name));
+  EXPECT_NE(begin, std::string::npos) << name;
+  if (begin == std::string::npos) return {};
+  return code.substr(begin, code.find("\n}\n", begin) - begin);
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+    ++n;
+  return n;
+}
+
 schedule::ScheduledKernel schedule_graph(const Graph& graph) {
   fuse::Region region;
   region.kind = fuse::RegionKind::Kernel;

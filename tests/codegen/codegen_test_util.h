@@ -26,6 +26,13 @@ schedule::ScheduledKernel schedule_graph(const Graph& graph);
 /// kernel (schedule_graph).
 std::string kernel_code(const std::string& text);
 
+/// The text of kernel `name`'s kernel function in `code` (a failure when
+/// there is none).
+std::string kernel_text(const std::string& code, const std::string& name);
+
+/// How often `what` occurs in `text`.
+size_t count(const std::string& text, const std::string& what);
+
 /// Compiles and loads a module with the JIT's default flags (cached in a
 /// folder under the system temp dir).
 std::shared_ptr<jit::Module> compile(const codegen::ModuleSource& module);

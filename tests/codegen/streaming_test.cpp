@@ -358,21 +358,6 @@ TEST(Streaming, ComputeBoundLoopsKeepOrdinaryStores) {
   EXPECT_EQ(key(0, 16384, 1024), 1);
 }
 
-/// The text of kernel `name`'s kernel function in `code`.
-std::string kernel_text(const std::string& code, const std::string& name) {
-  const size_t begin = code.find(fmt::format("extern \"C\" void {}_kernel(", name));
-  EXPECT_NE(begin, std::string::npos) << name;
-  if (begin == std::string::npos) return {};
-  return code.substr(begin, code.find("\n}\n", begin) - begin);
-}
-
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
-    ++n;
-  return n;
-}
-
 TEST(Streaming, SourceStructure) {
   std::vector<schedule::ScheduledKernel> kernels = {schedule_graph(scale_shift()),
                                                     schedule_graph(example("layernorm")),

@@ -127,6 +127,27 @@ inline constexpr int64_t kShortReduceRow = 1024;
 /// reductions and products accumulate in the loop).
 bool reduces_from_buffer(const ascir::AscNode& reduce);
 
+/// A run of Stores of one Output that together write one contiguous span of
+/// each row of the vector loop: pieces of the loop's constant length L (< a
+/// chunk), stride 1 along it and the same strides elsewhere, in one pass, at
+/// offsets o, o + L, o + 2L, ... (a Concat along the last axis written in
+/// pieces: dlrm's 26 embeddings of 16). A whole-row loop buffers the span
+/// and stores it at once: bf16 pieces of 32 bytes make whole cache lines
+/// together, so they can stream, and they round by the 32 lanes.
+struct RowSpan {
+  int first = -1;      ///< the Store at the span's start (-1: no span)
+  int64_t offset = 0;  ///< this Store's elements from the span's start
+  int64_t length = 0;  ///< the span's elements per row
+};
+
+/// The span of Store `store` (the longest such run that contains it, at
+/// most kRowSpanMax elements; else, or when its own row is whole cache
+/// lines, the store alone: first = store.id, offset 0, length L); first =
+/// -1 when the vector loop has no constant length below kStreamChunk or the
+/// store is not contiguous along it.
+RowSpan row_span(const schedule::ScheduledKernel& kernel, const ascir::AscNode& store);
+inline constexpr int64_t kRowSpanMax = 4096;
+
 /// Whether Store `store` is written with streaming stores under
 /// kStreamingStoresKey: it is computed in the vector loop and contiguous
 /// (stride 1) along it, the kernel is not walked in transpose tiles, and

@@ -119,8 +119,8 @@ void KernelEmitter::emit_inner_loop(int axis, const std::string& lo, const std::
       emit_loop_variants(axis, lo, hi, nodes, pragma, updates, indent, out);
       return;
     }
-    if (short_loops == ShortLoops::Only) {
-      emit_plain_loop(axis, lo, hi, nodes, pragma + " simdlen(16)", updates, indent, out);
+    if (short_loops == ShortLoops::Only) {  // (streams only as whole row spans)
+      emit_loop_variants(axis, lo, hi, nodes, pragma + " simdlen(16)", updates, indent, out);
       return;
     }
     out += fmt::format("{}if ({} - {} < {}) {{  // a short row: 16 lanes\n", indent, hi, lo,
@@ -167,8 +167,31 @@ std::vector<int> KernelEmitter::whole_row_bf16_stores(int axis,
       continue;
     out.push_back(id);
   }
-  if (static_cast<int64_t>(out.size()) * *extent * 4 > kBf16RowBufferBytes) return {};
+  if (static_cast<int64_t>(out.size()) * *extent * 4 > kBf16RowBufferBytes ||
+      !whole_spans(out, *extent))
+    return {};
   return out;
+}
+
+std::vector<int> KernelEmitter::span_starts(const std::vector<int>& stores) const {
+  std::vector<int> starts;
+  for (int id : stores)
+    if (spans_.at(static_cast<size_t>(id)).first == id) starts.push_back(id);
+  return starts;
+}
+
+bool KernelEmitter::whole_spans(const std::vector<int>& stores, int64_t extent) const {
+  for (int id : stores) {
+    const tiling::RowSpan& span = spans_.at(static_cast<size_t>(id));
+    if (span.first < 0) return false;
+    const auto pieces = std::count_if(stores.begin(), stores.end(), [&](int other) {
+      return spans_.at(static_cast<size_t>(other)).first == span.first;
+    });
+    if (pieces * extent != span.length ||
+        std::find(stores.begin(), stores.end(), span.first) == stores.end())
+      return false;
+  }
+  return true;
 }
 
 void KernelEmitter::emit_plain_loop(int axis, const std::string& lo, const std::string& hi,
@@ -180,7 +203,9 @@ void KernelEmitter::emit_plain_loop(int axis, const std::string& lo, const std::
     b += fmt::format("{0}for (int64_t i{1} = {2}; i{1} < {3}; ++i{1}) {{\n", ind, axis, lo, hi);
     for (int id : nodes)
       emit_loop_node(node(id), ind + "  ", b,
-                     std::find(buffered.begin(), buffered.end(), id) != buffered.end());
+                     std::find(buffered.begin(), buffered.end(), id) != buffered.end()
+                         ? StoreTo::Span
+                         : StoreTo::Output);
     if (updates) b += updates(ind + "  ");
     return b + ind + "}\n";
   };
@@ -190,21 +215,22 @@ void KernelEmitter::emit_plain_loop(int axis, const std::string& lo, const std::
     return;
   }
   // A whole row of a constant length: its bf16 stores go to f32 buffers,
-  // rounded by the vector after the loop (AF_BF16_CVT, kernel_prelude_stores.h).
-  // The loop is not split, so any loop may: dlrm_concat's 26 pieces of 16.
+  // rounded by the vector after the loop (AF_BF16_CVT, kernel_prelude_stores.h),
+  // one buffer per row span (dlrm_concat's 26 pieces of 16: one of 416).
+  // The loop is not split, so any loop may.
   const int64_t length = *graph_.axes.at(static_cast<size_t>(axis)).size.as_const();
   const std::string in1 = indent + "  ";
   out += "#if AF_BF16_CVT  // bf16 stores rounded by the vector\n";
   out += fmt::format("{}if ({} - {} == {}) {{\n", indent, hi, lo, length);
   out += fmt::format("{}const int64_t nt_k = {};\n", in1, lo);
-  for (int id : rounded)
-    out +=
-        fmt::format("{}af_bf16_chunk_t t{}[{}] __attribute__((aligned(64)));\n", in1, id, length);
+  for (int id : span_starts(rounded))
+    out += fmt::format("{}af_bf16_chunk_t t{}[{}] __attribute__((aligned(64)));\n", in1, id,
+                       spans_.at(static_cast<size_t>(id)).length);
   out += loop(in1, rounded);
-  for (int id : rounded)
-    out += fmt::format("{}af_bf16_store(&q{}[{}], t{}, {});\n", in1,
-                       output_of_store_.at(static_cast<size_t>(id)),
-                       address(node(id), axis, "nt_k"), id, length);
+  for (int id : span_starts(rounded))
+    out += fmt::format(
+        "{}af_bf16_store(&q{}[{}], t{}, {});\n", in1, output_of_store_.at(static_cast<size_t>(id)),
+        address(node(id), axis, "nt_k"), id, spans_.at(static_cast<size_t>(id)).length);
   out += indent + "} else {\n";
   out += loop(in1, {});
   out += indent + "}\n";
@@ -235,10 +261,12 @@ void KernelEmitter::emit_loop_variants(
     return which == Buffered::Streamed ||
            (which == Buffered::Bf16 && node(id).dtype == DType::bf16);
   };
-  const auto body = [&](const std::string& ind, Buffered which) {
+  const auto body = [&](const std::string& ind, Buffered which, StoreTo to = StoreTo::Chunk) {
     std::string b;
     for (int id : nodes)
-      emit_loop_node(node(id), ind, b, streamed_[static_cast<size_t>(id)] && buffered(id, which));
+      emit_loop_node(
+          node(id), ind, b,
+          streamed_[static_cast<size_t>(id)] && buffered(id, which) ? to : StoreTo::Output);
     if (updates) b += updates(ind);
     return b;
   };
@@ -253,21 +281,27 @@ void KernelEmitter::emit_loop_variants(
                        address(store, axis, at));
   };
   // A row of a constant length shorter than a chunk never streams by chunks,
-  // but when each streamed store's row is whole cache lines (f32 rows of
-  // 16, 32, 48; 16-bit rows of 32) the whole row streams: one buffer per
-  // store, the row's length, written by af_nt_store (ordinary stores where
-  // the row is not 64-byte aligned). RoPE's half rows of 32: rotary f32
-  // [16, 1024, 12, 64] on one thread 2.29 -> 2.16 ms.
+  // but when each streamed store's row span (tiling::row_span) is whole
+  // cache lines (f32 rows of 16, 32, 48; 16-bit rows of 32; dlrm's bf16
+  // pieces of 16, 26 in a row) the whole row streams: one buffer per span,
+  // written by af_nt_store (ordinary stores where the span is not 64-byte
+  // aligned). RoPE's half rows of 32: rotary f32 [16, 1024, 12, 64] on one
+  // thread 2.29 -> 2.16 ms.
   // The Elementwise whole-rows loop's streaming copy (line_rows_: every row
   // whole aligned lines, checked once before the loop, elementwise.cpp)
   // streams each row with af_nt_store_aligned.
   const std::optional<int64_t> extent = graph_.axes.at(static_cast<size_t>(axis)).size.as_const();
   const bool whole_lines =
-      line_rows_ || (extent && *extent < tiling::kStreamChunk &&
-                     std::all_of(streamed.begin(), streamed.end(), [&](int id) {
-                       return *extent * dtype_size(node(id).dtype) % 64 == 0;
-                     }));
+      line_rows_ ||
+      (extent && *extent < tiling::kStreamChunk && whole_spans(streamed, *extent) &&
+       std::all_of(streamed.begin(), streamed.end(), [&](int id) {
+         return spans_.at(static_cast<size_t>(id)).length * dtype_size(node(id).dtype) % 64 == 0;
+       }));
   AF_CHECK(!line_rows_ || extent, "kernel {}: whole-line rows of no constant length", graph_.name);
+  if (!whole_lines && extent && *extent < tiling::kStreamChunk) {  // no chunk: nothing streams
+    emit_plain_loop(axis, lo, hi, nodes, pragma, updates, indent, out);
+    return;
+  }
   // Each streamed store's buffer of `length` elements, then its streaming.
   const std::string length = whole_lines ? std::to_string(*extent) : "AF_NT_CHUNK";
   const auto buffers = [&](const std::string& ind, Buffered which, const std::string& len) {
@@ -347,12 +381,24 @@ void KernelEmitter::emit_loop_variants(
         "{}if (AF_NT_STORES && td->header.tiling_key == {} && {} - {} == {}) {{  // whole lines\n",
         indent, tiling::kStreamingStoresKey, hi, lo, *extent);
     out += fmt::format("{}const int64_t nt_k = {};\n", in1, lo);
-    out += buffers(in1, Buffered::Streamed, length);
+    for (int id : span_starts(streamed)) {
+      const DType dtype = node(id).dtype;
+      out += fmt::format("{}{} t{}[{}] __attribute__((aligned(64)));\n", in1,
+                         dtype == DType::bf16 ? "af_bf16_chunk_t" : c_storage_type(dtype), id,
+                         spans_.at(static_cast<size_t>(id)).length);
+    }
     out += pragma + "\n";
     out += fmt::format("{0}for (int64_t i{1} = {2}; i{1} < {3}; ++i{1}) {{\n", in1, axis, lo, hi);
-    out += body(in2, Buffered::Streamed);
+    out += body(in2, Buffered::Streamed, StoreTo::Span);
     out += in1 + "}\n";
-    out += nt_stores(in1);
+    for (int id : span_starts(streamed)) {
+      const bool bf16 = node(id).dtype == DType::bf16;
+      out += bf16 ? fmt::format(
+                        "{}af_bf16_nt_store({}, t{}, (int64_t)(sizeof(t{}) / sizeof(t{}[0])));\n",
+                        in1, element(node(id), "nt_k"), id, id, id)
+                  : fmt::format("{}af_nt_store({}, t{}, (int64_t)sizeof(t{}));\n", in1,
+                                element(node(id), "nt_k"), id, id);
+    }
   } else {
     // Streaming only under key 1 and for a row of at least a chunk; else
     // (key 0, short rows) one plain loop, without the chunks' overhead.

@@ -100,6 +100,9 @@ KernelEmitter::KernelEmitter(const schedule::ScheduledKernel& kernel, std::strin
   for (const AscNode& n : graph_.nodes)
     streamed_[static_cast<size_t>(n.id)] =
         depth_ >= 1 && level_[static_cast<size_t>(n.id)] == depth_ && tiling::streams(kernel_, n);
+  spans_.assign(num_nodes, tiling::RowSpan{});
+  for (const AscNode& n : graph_.nodes)
+    spans_[static_cast<size_t>(n.id)] = tiling::row_span(kernel_, n);
 
   fold_ = tiling::folds_rows(kernel_);
   replicated_.assign(num_nodes, false);
@@ -286,7 +289,7 @@ bool KernelEmitter::nonpositive(int id) const {
 }
 
 void KernelEmitter::emit_node(const AscNode& n, const std::string& indent, std::string& out,
-                              bool to_buffer) const {
+                              StoreTo to) const {
   const std::string type = c_compute_type(n.dtype);
   const auto in = [&](size_t i) -> const AscNode& { return node(n.inputs.at(i)); };
   std::string rhs;
@@ -308,10 +311,18 @@ void KernelEmitter::emit_node(const AscNode& n, const std::string& indent, std::
     case AscKind::Store: {
       const int arg = output_of_store_.at(static_cast<size_t>(n.id));
       AF_CHECK(arg >= 0, "store {} feeds no output", n.name);
+      const bool to_buffer = to != StoreTo::Output;
       AF_CHECK(!to_buffer || streamed_.at(static_cast<size_t>(n.id)) || n.dtype == DType::bf16,
                "store {} buffered but neither streamed nor bf16", n.name);
-      const std::string target = to_buffer ? fmt::format("t{}[i{} - nt_k]", n.id, vector_axis_)
-                                           : fmt::format("q{}[{}]", arg, address(n));
+      const tiling::RowSpan& span = spans_.at(static_cast<size_t>(n.id));
+      AF_CHECK(to != StoreTo::Span || span.first >= 0, "store {} buffered by a row span of none",
+               n.name);
+      std::string target = fmt::format("q{}[{}]", arg, address(n));
+      if (to == StoreTo::Chunk) target = fmt::format("t{}[i{} - nt_k]", n.id, vector_axis_);
+      if (to == StoreTo::Span)
+        target = span.offset == 0
+                     ? fmt::format("t{}[i{} - nt_k]", span.first, vector_axis_)
+                     : fmt::format("t{}[{} + i{} - nt_k]", span.first, span.offset, vector_axis_);
       // A bf16 chunk buffer holds what the prelude rounds by the chunk
       // (f32 where vcvtne2ps2bf16 does it; inner_loop.cpp).
       const std::string stored = to_buffer && n.dtype == DType::bf16

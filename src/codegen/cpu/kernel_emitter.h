@@ -94,10 +94,13 @@ class KernelEmitter {
   std::string decompose(const std::vector<int>& axes, const std::string& row,
                         const std::string& indent) const;
   std::string advance(const std::vector<int>& axes, const std::string& indent) const;
+  /// Where a Store in a vector loop writes: its output; its chunk buffer
+  /// t<id>[i - nt_k]; or its row span's buffer t<first>[offset + i - nt_k]
+  /// (a whole row; tiling::row_span, inner_loop.cpp).
+  enum class StoreTo { Output, Chunk, Span };
   /// Appends the code for node `n` (a definition or a store) at `indent`.
-  /// `to_buffer`: a streamed store writes its chunk buffer instead.
   void emit_node(const AscNode& n, const std::string& indent, std::string& out,
-                 bool to_buffer = false) const;
+                 StoreTo to = StoreTo::Output) const;
   /// The element index of a Load or Store; with `axis` >= 0, at `axis`
   /// index `at` instead of the loop variable.
   std::string address(const AscNode& n, int axis = -1, const std::string& at = {}) const;
@@ -120,6 +123,11 @@ class KernelEmitter {
   /// rounds by the vector after the loop (a constant row of whole vectors,
   /// stride 1; not those the chunk loops round).
   std::vector<int> whole_row_bf16_stores(int axis, const std::vector<int>& nodes) const;
+  /// Whether every Store in `stores` has a row span (tiling::row_span) whose
+  /// pieces, rows of `extent`, are all in `stores`.
+  bool whole_spans(const std::vector<int>& stores, int64_t extent) const;
+  /// The Stores in `stores` that start their row span (its buffer's name).
+  std::vector<int> span_starts(const std::vector<int>& stores) const;
   /// One loop over [lo, hi) with `pragma`, `nodes` and `updates`, no
   /// streaming (with bf16 stores of whole rows: two forms, inner_loop.cpp).
   void emit_plain_loop(int axis, const std::string& lo, const std::string& hi,
@@ -271,7 +279,7 @@ class KernelEmitter {
   /// The node's statements in a vector loop: emit_node, or under a buffered
   /// pass a read of its row buffer, plus the write of a buffered value.
   void emit_loop_node(const AscNode& n, const std::string& indent, std::string& out,
-                      bool to_buffer) const;
+                      StoreTo to) const;
   /// The pass's init, loops and results for `plan` (emit_pass runs it once,
   /// or twice: with and without row buffers).
   void emit_pass_body(const PassPlan& plan, const std::string& indent, std::string& out) const;
@@ -370,6 +378,8 @@ class KernelEmitter {
   bool column_ = false;               ///< Reduction in the column layout
   bool fold_ = false;                 ///< column layout that may fold rows (tiling::folds_rows)
   std::vector<bool> replicated_;      ///< per node: a tile vector read in a folded pass
+  /// per node: a Store's row span (tiling::row_span)
+  std::vector<tiling::RowSpan> spans_;
   /// While a pass is emitted: tile vectors read there are the replicated
   /// arrays `r<id>` (fold * W lanes) of a folding kernel.
   mutable bool in_pass_ = false;

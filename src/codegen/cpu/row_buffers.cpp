@@ -179,9 +179,9 @@ std::string KernelEmitter::row_buffers() const {
 }
 
 void KernelEmitter::emit_loop_node(const AscNode& n, const std::string& indent, std::string& out,
-                                   bool to_buffer) const {
+                                   StoreTo to) const {
   if (ub_pass_ < 0 || ub_write_pass(n.id) < 0) {
-    emit_node(n, indent, out, to_buffer);
+    emit_node(n, indent, out, to);
     return;
   }
   // The position in the row: the reduced axes' linear index.
@@ -193,7 +193,7 @@ void KernelEmitter::emit_loop_node(const AscNode& n, const std::string& indent, 
                        c_compute_type(n.dtype), value(n.id), n.id, at, n.name);
     return;
   }
-  emit_node(n, indent, out, to_buffer);
+  emit_node(n, indent, out, to);
   if (ub_write_pass(n.id) == ub_pass_)
     out += fmt::format("{}ub{}[{}] = {};\n", indent, n.id, at, value(n.id));
 }
