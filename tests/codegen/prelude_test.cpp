@@ -192,7 +192,9 @@ float glibc(const std::string& name, float x) {
   if (name == "erf") return std::erf(x);
   if (name == "sin") return std::sin(x);
   if (name == "cos") return std::cos(x);
-  return 1.0f / (1.0f + std::exp(-x));  // sigmoid as the reference computes it
+  // sigmoid: the exact value rounded once (the reference's float formula
+  // 1 / (1 + expf(-x)) is 0 below -88.7, where the value is subnormal).
+  return static_cast<float>(1.0 / (1.0 + std::exp(-static_cast<double>(x))));
 }
 
 TEST(Prelude, VectorMathIsWithinAFewUlpOfGlibc) {
