@@ -100,6 +100,27 @@ KernelEmitter::KernelEmitter(const schedule::ScheduledKernel& kernel, std::strin
   for (const AscNode& n : graph_.nodes)
     streamed_[static_cast<size_t>(n.id)] =
         depth_ >= 1 && level_[static_cast<size_t>(n.id)] == depth_ && tiling::streams(kernel_, n);
+  // Row-invariant narrow loads: converted once per call (invariant_copies).
+  row_invariant_.assign(num_nodes, false);
+  bool many_rows = false;  // else the "copy" would be the whole input, once per block
+  for (int a = 0; a < graph_.num_axes(); ++a)
+    many_rows = many_rows ||
+                (a != vector_axis_ && graph_.axes[static_cast<size_t>(a)].size != sym::Expr(1));
+  if (vector_axis_ >= 0 && many_rows && !column_ && tiles_.axis < 0 && depth_ >= 1) {
+    const std::optional<int64_t> extent =
+        graph_.axes.at(static_cast<size_t>(vector_axis_)).size.as_const();
+    for (const AscNode& n : graph_.nodes) {
+      if (!extent || *extent > kInvariantMax || n.kind != AscKind::Load ||
+          (n.dtype != DType::bf16 && n.dtype != DType::f16) ||
+          buffered_[static_cast<size_t>(n.id)] || level_[static_cast<size_t>(n.id)] != depth_ ||
+          !live_[static_cast<size_t>(n.id)])
+        continue;
+      bool only_vector_axis = varies(n, vector_axis_);
+      for (int a = 0; a < graph_.num_axes(); ++a)
+        only_vector_axis = only_vector_axis && (a == vector_axis_ || !varies(n, a));
+      row_invariant_[static_cast<size_t>(n.id)] = only_vector_axis;
+    }
+  }
   spans_.assign(num_nodes, tiling::RowSpan{});
   for (const AscNode& n : graph_.nodes)
     spans_[static_cast<size_t>(n.id)] = tiling::row_span(kernel_, n);
@@ -187,6 +208,26 @@ std::string KernelEmitter::prologue() const {
   if (has_gathers_)
     out += fmt::format("  af_status* const af_st = (af_status*)args[{}];  // gather errors\n",
                        num_inputs_ + num_outputs_ + 1);
+  return out + invariant_copies();
+}
+
+// A bf16 load costs 2-3 vector instructions per vector (widen, shift) in
+// every row and pass that reads it; the copy costs them once per call.
+std::string KernelEmitter::invariant_copies() const {
+  std::string out;
+  for (const AscNode& n : graph_.nodes) {
+    if (!row_invariant_[static_cast<size_t>(n.id)]) continue;
+    const std::string len = size(vector_axis_);
+    const sym::Expr& stride = n.view.strides.at(static_cast<size_t>(vector_axis_));
+    const std::string at = stride == sym::Expr(1) ? "k_" : fmt::format("k_ * ({})", expr(stride));
+    out += fmt::format("  float c{}[{}] __attribute__((aligned(64)));  // {} in f32\n", n.id,
+                       *graph_.axes.at(static_cast<size_t>(vector_axis_)).size.as_const(), n.name);
+    out += "#pragma omp simd\n";
+    out +=
+        fmt::format("  for (int64_t k_ = 0; k_ < {}; ++k_) c{}[k_] = {};\n", len, n.id,
+                    load_expr(n.dtype, fmt::format("p{}[{} + {}]", node(n.inputs.at(0)).arg_index,
+                                                   expr(n.view.offset), at)));
+  }
   return out;
 }
 
@@ -298,6 +339,10 @@ void KernelEmitter::emit_node(const AscNode& n, const std::string& indent, std::
     case AscKind::Output:
       return;
     case AscKind::Load: {
+      if (row_invariant_.at(static_cast<size_t>(n.id))) {
+        rhs = fmt::format("c{}[i{}]", n.id, vector_axis_);
+        break;
+      }
       const std::string element = buffered_.at(static_cast<size_t>(n.id))
                                       ? fmt::format("t{}[(i{} - r0) * {} + (i{} - c0)]", n.id,
                                                     tiles_.axis, tiles_.cols, vector_axis_)

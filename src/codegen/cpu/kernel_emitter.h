@@ -46,6 +46,9 @@ constexpr int64_t kRowReducePad = 8;
 /// The longest row that runs in groups (row_groups.cpp): longer rows have
 /// enough independent work within each pass.
 constexpr int64_t kGroupRowMax = 64;
+/// The longest row-invariant narrow Load converted to an f32 copy once per
+/// call (row_invariant_: 16 KiB of stack each at most).
+constexpr int64_t kInvariantMax = 4096;
 
 class KernelEmitter {
  public:
@@ -81,6 +84,8 @@ class KernelEmitter {
 
   // Shared pieces.
   std::string prologue() const;  // tiling data, symbols, sizes, buffers
+  /// The f32 copies c<id> of the row_invariant_ Loads (in the prologue).
+  std::string invariant_copies() const;
   /// The nodes computed once per call (level -1); a store among them (an
   /// output that does not vary) is written only when `store_guard` holds.
   std::string per_call_nodes(const std::string& store_guard) const;
@@ -380,6 +385,11 @@ class KernelEmitter {
   std::vector<bool> replicated_;      ///< per node: a tile vector read in a folded pass
   /// per node: a Store's row span (tiling::row_span)
   std::vector<tiling::RowSpan> spans_;
+  /// per node: a bf16/f16 Load that varies only along the vector axis (of a
+  /// constant length, at most kInvariantMax): every row reads the same
+  /// values (LayerNorm's gamma and beta), so the kernel converts them to
+  /// an f32 array c<id> once per call and its loops read that.
+  std::vector<bool> row_invariant_;
   /// While a pass is emitted: tile vectors read there are the replicated
   /// arrays `r<id>` (fold * W lanes) of a folding kernel.
   mutable bool in_pass_ = false;
