@@ -29,6 +29,10 @@
 // stop it vectorizing). A Gather whose index is a broadcast of a value
 // computed at an outer level (an embedding lookup: one index per row) is
 // checked once there, and its loop reads a plain row.
+//
+// A bf16/f16 Load that varies only along the vector axis, of a constant
+// length (a row-invariant operand: LayerNorm's gamma), reads an f32 copy the
+// kernel makes once per call (row_invariant_, invariant_copies).
 #pragma once
 
 #include <functional>
