@@ -23,7 +23,6 @@
 // 32-byte stores would wait ~20 cycles for them to reach the cache.
 typedef float af_f32x8 __attribute__((vector_size(32)));
 typedef int32_t af_i32x8 __attribute__((vector_size(32)));
-typedef uint32_t af_u32x8 __attribute__((vector_size(32)));
 // Unaligned, aliasing views of buffer memory.
 typedef float af_f32x8_mem __attribute__((vector_size(32), aligned(4), may_alias));
 
@@ -90,17 +89,12 @@ AF_INLINE float af_row_extreme_f32(const float* p, int64_t n, int64_t n2, int* s
 #define AF_EXTREME(x, a) (is_max ? ((x) > (a) ? (x) : (a)) : ((x) < (a) ? (x) : (a)))
   const float identity = is_max ? -__builtin_inff() : __builtin_inff();
   af_f32x8 a0 = (af_f32x8){} + identity, a1 = a0, a2 = a0, a3 = a0;
-  // NaN test by the integers: |x|'s bits exceed inf's exactly for a NaN, so
-  // the largest |x| (vpandd, vpmaxud) tells. A float compare (`x != x`)
-  // became a mask register that g++ moved to a general register and back
-  // for every vector: 13 instructions per 16 lanes instead of 8.
-  af_u32x8 abs_bits = {};
+  af_i32x8 nan = {};
 #define AF_EXTREME_UPDATE(a, at)                   \
   {                                                \
     const af_f32x8 x = *(const af_f32x8_mem*)(at); \
     a = AF_EXTREME(x, a); /* vmaxps, vminps */     \
-    const af_u32x8 b = (af_u32x8)x & 0x7fffffffu;  \
-    abs_bits = b > abs_bits ? b : abs_bits;        \
+    nan |= x != x;                                 \
   }
   int64_t i = 0;
   for (; i + 32 <= n; i += 32) {
@@ -117,19 +111,18 @@ AF_INLINE float af_row_extreme_f32(const float* p, int64_t n, int64_t n2, int* s
   a0 = AF_EXTREME(a1, a0);
   a2 = AF_EXTREME(a3, a2);
   af_f32x8 acc = AF_EXTREME(a2, a0);
-#define AF_EXTREME_STEP(k)                         \
-  {                                                \
-    const af_f32x8 o = AF_SWAP_LANES(acc, k);      \
-    acc = AF_EXTREME(o, acc);                      \
-    const af_u32x8 b = AF_SWAP_LANES(abs_bits, k); \
-    abs_bits = b > abs_bits ? b : abs_bits;        \
+#define AF_EXTREME_STEP(k)                    \
+  {                                           \
+    const af_f32x8 o = AF_SWAP_LANES(acc, k); \
+    acc = AF_EXTREME(o, acc);                 \
+    nan |= AF_SWAP_LANES(nan, k);             \
   }
   AF_EXTREME_STEP(4)
   AF_EXTREME_STEP(2)
   AF_EXTREME_STEP(1)
 #undef AF_EXTREME_STEP
   float result = acc[0];
-  int saw = abs_bits[0] > 0x7f800000u;
+  int saw = nan[0] != 0;
   for (int64_t j = i; j < i + n2; ++j) {
     const float x = p[j];
     result = AF_EXTREME(x, result);
