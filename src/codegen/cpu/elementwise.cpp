@@ -106,6 +106,7 @@ std::string KernelEmitter::emit_elementwise() {
   out += "  const int64_t begin = block_idx * td->chunk;\n";
   out += "  const int64_t end = af_min(begin + td->chunk, td->work);\n";
   out += "  if (begin >= end) return;\n";
+  out += invariant_copies();  // a block without work skips them
 
   // Level -1: once per call. A store there (an output that does not vary at
   // all) is written by the block that owns element 0.

@@ -106,12 +106,13 @@ KernelEmitter::KernelEmitter(const schedule::ScheduledKernel& kernel, std::strin
   for (int a = 0; a < graph_.num_axes(); ++a)
     many_rows = many_rows ||
                 (a != vector_axis_ && graph_.axes[static_cast<size_t>(a)].size != sym::Expr(1));
-  if (vector_axis_ >= 0 && many_rows && !column_ && tiles_.axis < 0 && depth_ >= 1) {
-    const std::optional<int64_t> extent =
-        graph_.axes.at(static_cast<size_t>(vector_axis_)).size.as_const();
+  const std::optional<int64_t> extent =
+      vector_axis_ >= 0 ? graph_.axes.at(static_cast<size_t>(vector_axis_)).size.as_const()
+                        : std::nullopt;
+  if (extent && *extent <= kInvariantMax && many_rows && !column_ && tiles_.axis < 0 &&
+      depth_ >= 1) {
     for (const AscNode& n : graph_.nodes) {
-      if (!extent || *extent > kInvariantMax || n.kind != AscKind::Load ||
-          (n.dtype != DType::bf16 && n.dtype != DType::f16) ||
+      if (n.kind != AscKind::Load || (n.dtype != DType::bf16 && n.dtype != DType::f16) ||
           buffered_[static_cast<size_t>(n.id)] || level_[static_cast<size_t>(n.id)] != depth_ ||
           !live_[static_cast<size_t>(n.id)])
         continue;
@@ -208,7 +209,7 @@ std::string KernelEmitter::prologue() const {
   if (has_gathers_)
     out += fmt::format("  af_status* const af_st = (af_status*)args[{}];  // gather errors\n",
                        num_inputs_ + num_outputs_ + 1);
-  return out + invariant_copies();
+  return out;
 }
 
 // A bf16 load costs 2-3 vector instructions per vector (widen, shift) in
@@ -217,16 +218,16 @@ std::string KernelEmitter::invariant_copies() const {
   std::string out;
   for (const AscNode& n : graph_.nodes) {
     if (!row_invariant_[static_cast<size_t>(n.id)]) continue;
-    const std::string len = size(vector_axis_);
     const sym::Expr& stride = n.view.strides.at(static_cast<size_t>(vector_axis_));
     const std::string at = stride == sym::Expr(1) ? "k_" : fmt::format("k_ * ({})", expr(stride));
-    out += fmt::format("  float c{}[{}] __attribute__((aligned(64)));  // {} in f32\n", n.id,
-                       *graph_.axes.at(static_cast<size_t>(vector_axis_)).size.as_const(), n.name);
+    const int64_t len = *graph_.axes.at(static_cast<size_t>(vector_axis_)).size.as_const();
+    out += fmt::format("  float c{}[{}] __attribute__((aligned(64)));  // {} in f32\n", n.id, len,
+                       n.name);
     out += "#pragma omp simd\n";
-    out +=
-        fmt::format("  for (int64_t k_ = 0; k_ < {}; ++k_) c{}[k_] = {};\n", len, n.id,
-                    load_expr(n.dtype, fmt::format("p{}[{} + {}]", node(n.inputs.at(0)).arg_index,
-                                                   expr(n.view.offset), at)));
+    out += fmt::format(
+        "  for (int64_t k_ = 0; k_ < {}; ++k_) c{}[k_] = {};\n", size(vector_axis_), n.id,
+        load_expr(n.dtype, fmt::format("p{}[{} + {}]", node(n.inputs.at(0)).arg_index,
+                                       expr(n.view.offset), at)));
   }
   return out;
 }

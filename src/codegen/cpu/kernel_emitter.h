@@ -88,7 +88,8 @@ class KernelEmitter {
 
   // Shared pieces.
   std::string prologue() const;  // tiling data, symbols, sizes, buffers
-  /// The f32 copies c<id> of the row_invariant_ Loads (in the prologue).
+  /// The f32 copies c<id> of the row_invariant_ Loads (after a block's
+  /// early return for no work).
   std::string invariant_copies() const;
   /// The nodes computed once per call (level -1); a store among them (an
   /// output that does not vary) is written only when `store_guard` holds.

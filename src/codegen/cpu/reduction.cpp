@@ -173,6 +173,7 @@ std::string KernelEmitter::emit_reduction() {
   out += "  const int64_t row_begin = block_idx * td->chunk;\n";
   out += "  const int64_t row_end = af_min(row_begin + td->chunk, td->work);\n";
   out += "  if (row_begin >= row_end) return;\n";
+  out += invariant_copies();                              // a block without work skips them
   out += per_call_nodes("block_idx == 0 && phase == 0");  // same for every row: once
   if (column_) out += reduction_arrays();
   plan_row_buffers();
