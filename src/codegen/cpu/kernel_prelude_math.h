@@ -193,19 +193,27 @@ AF_INLINE double af_sigmoid(double x) {
 // Xeon: see docs/benchmarks.md, session 17.
 // af_exp_scaled is e^xc for xc with n = round(xc / ln2) in [2 - b, 254 - b]
 // (b = shift - 12582912; y * 2^(n + b - 127) is then normal), or NaN; post
-// = 2^(127 - b).
-AF_INLINE float af_exp_scaled(float xc, float shift, float post) {
+// = 2^(127 - b). af_exp_core is y * k * 2^(n + b - 127) for a constant power
+// of two k: k scales the polynomial's coefficients at compile time, which
+// is exact (nothing in it is near the subnormals), so y * k costs no
+// multiply; with k = post, (y * post) * 2^(n + b - 127) rounds once, as
+// (y * 2^(n + b - 127)) * post does: the same bits, one vector instruction
+// fewer (af_exp_nonpos: softmax's and sigmoid's exp).
+AF_INLINE float af_exp_core(float xc, float shift, float k) {
   const float t = xc * 1.44269504088896341f + shift;
   const float n = t - shift;
   float r = xc - n * 0.693359375f;
   r = r - n * -2.12194440e-4f;
-  float p = 1.3813144760e-3f;
-  p = p * r + 8.3694187924e-3f;
-  p = p * r + 4.1668456048e-2f;
-  p = p * r + 1.6666515172e-1f;
-  p = p * r + 4.9999994040e-1f;
-  const float y = (p * r + 1.0f) * r + 1.0f;
-  return y * af_u2f(af_f2u(t) << 23) * post;
+  float p = 1.3813144760e-3f * k;
+  p = p * r + 8.3694187924e-3f * k;
+  p = p * r + 4.1668456048e-2f * k;
+  p = p * r + 1.6666515172e-1f * k;
+  p = p * r + 4.9999994040e-1f * k;
+  const float y = (p * r + k) * r + k;
+  return y * af_u2f(af_f2u(t) << 23);
+}
+AF_INLINE float af_exp_scaled(float xc, float shift, float post) {
+  return af_exp_core(xc, shift, 1.0f) * post;
 }
 // Shifters (1.5 * 2^23 + b) and their post factors 2^(127 - b): b = 152
 // for xc in [-104, 70] (n in [-150, 101]); b = 126 for xc in [0, 89] (n up
@@ -232,7 +240,7 @@ AF_INLINE float af_exp(float x) {
 /// ulp, so x is not always <= 0).
 AF_INLINE float af_exp_nonpos(float x) {
   const bool zero = x < -104.0f;
-  const float e = af_exp_scaled(af_self(zero, 0.0f, x), AF_EXP_SHIFT_LOW, AF_EXP_POST_LOW);
+  const float e = af_exp_core(af_self(zero, 0.0f, x), AF_EXP_SHIFT_LOW, AF_EXP_POST_LOW);
   return af_self(zero, 0.0f, e);
 }
 
