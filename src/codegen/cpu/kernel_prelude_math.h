@@ -397,9 +397,11 @@ AF_INLINE float af_cos(float x) {
 /// + t) below. exp's argument is never positive (af_exp_nonpos: no upper
 /// clamp, one scaling; 8 vector instructions fewer than e^-x over both
 /// signs), nothing overflows, and x down to -103.9 keeps its subnormal
-/// result (1 / (1 + expf(-x)) is 0 below -88.7: expf overflows).
+/// result (1 / (1 + expf(-x)) is 0 below -88.7: expf overflows). -|x| is
+/// x with its sign bit set: one vector instruction (g++ spells
+/// -__builtin_fabsf(x) as two).
 AF_INLINE float af_sigmoid(float x) {
-  const float t = af_exp_nonpos(-__builtin_fabsf(x));
+  const float t = af_exp_nonpos(af_u2f(af_f2u(x) | 0x80000000u));
   return af_self(x < 0.0f, t, 1.0f) / (1.0f + t);
 }
 
