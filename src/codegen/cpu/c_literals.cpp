@@ -3,7 +3,6 @@
 #include "codegen/cpu/c_literals.h"
 
 #include <cmath>
-#include <cstring>
 #include <limits>
 
 #include <fmt/format.h>
