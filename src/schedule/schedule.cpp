@@ -11,6 +11,11 @@
 // it runs along the last axis that has more than one element (axes of
 // literal size 1 do not move through memory): the row layout when that axis
 // is reduced, the column layout (tiles of that kept axis) when it is kept.
+//
+// Centered moments (centered_moments.cpp) are found after a first pass
+// assignment; the passes are then assigned again with each moment in its
+// mean's pass, which empties the pass that used to compute it unless
+// something else needs that pass.
 #include <algorithm>
 #include <string>
 
@@ -42,6 +47,8 @@ void assign_passes(ScheduledKernel& k) {
     for (int in : n.inputs)
       pass = std::max(pass, ready[static_cast<size_t>(in)]);
     if (n.kind == AscKind::Data || n.kind == AscKind::Output) pass = 0;
+    if (const CenteredMoment* m = k.moment_of(n.id))  // runs in its mean's pass
+      pass = k.node_pass[static_cast<size_t>(m->mean)];
     k.node_pass[id] = pass;
     if (n.kind == AscKind::Reduce) {
       ready[id] = pass + 1;  // complete once its pass has run over the row
@@ -96,7 +103,15 @@ ScheduledKernel schedule_kernel(ascir::AscGraph graph) {
   const int contiguous = contiguous_axis(g);
   if (contiguous >= 0 && !g.axes[static_cast<size_t>(contiguous)].reduced) k.tile_axis = contiguous;
   assign_passes(k);
+  k.moments = find_centered_moments(k);
+  if (!k.moments.empty()) assign_passes(k);
   return k;
+}
+
+const CenteredMoment* ScheduledKernel::moment_of(int id) const {
+  for (const CenteredMoment& m : moments)
+    if (m.moment == id) return &m;
+  return nullptr;
 }
 
 std::vector<int> ScheduledKernel::row_axes() const {
@@ -131,7 +146,10 @@ std::string print_schedule(const ScheduledKernel& k) {
   for (const AscNode& n : g.nodes) {
     const auto id = static_cast<size_t>(n.id);
     const char* role = n.kind == AscKind::Reduce ? "reduce" : k.is_row_node[id] ? "row" : "pass";
-    out += fmt::format("  %{} {}: {} {}\n", n.id, n.name, role, k.node_pass[id]);
+    std::string moment;
+    if (const CenteredMoment* m = k.moment_of(n.id))
+      moment = fmt::format(" moment of %{} center %{}", m->mean, m->center);
+    out += fmt::format("  %{} {}: {} {}{}\n", n.id, n.name, role, k.node_pass[id], moment);
   }
   return out;
 }

@@ -34,6 +34,10 @@
 //  4. af_choose_blocks over the units; a split kernel runs split_phases()
 //     launches and gets a workspace of one slot per partial_reduces() entry,
 //     each units * W * kWorkspaceElementBytes (rounded to 64 bytes).
+//  5. Centered moments (schedule.h): the moment loop's blocks, mom_rows
+//     reduced indices whose tile rows fill about a quarter of the L2 (at
+//     least one 64-index chunk). Such kernels never fold rows (their tile
+//     axis is a literal of at least 64 columns).
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -71,7 +75,21 @@ int64_t array_bytes_per_lane(const ScheduledKernel& k) {
     if (!k.is_row_node.at(static_cast<size_t>(n.id)) || !varies_along(n, k.tile_axis)) continue;
     bytes += dtype_size(ascir::compute_dtype(n.dtype));
     if (n.kind == AscKind::Reduce) bytes += 3 * dtype_size(ascir::compute_dtype(n.dtype)) + 4;
+    // A centered moment's running mean, block center and block sum, and
+    // its mean's block sum (codegen/cpu/centered_moments.cpp).
+    if (k.moment_of(n.id)) bytes += 4 * dtype_size(ascir::compute_dtype(n.dtype));
   }
+  return std::max<int64_t>(bytes, 1);
+}
+
+/// Bytes per tile lane of one reduced index of the Loads varying along the
+/// tile axis and a reduced axis (at least 1).
+int64_t tile_row_bytes_per_lane(const ScheduledKernel& k) {
+  int64_t bytes = 0;
+  for (const AscNode& n : k.graph.nodes)
+    if ((n.kind == AscKind::Load || n.kind == AscKind::Gather) && varies_along(n, k.tile_axis) &&
+        varies_along_reduced(k, n))
+      bytes += dtype_size(n.dtype);
   return std::max<int64_t>(bytes, 1);
 }
 
@@ -105,7 +123,7 @@ int64_t max_tile(const ScheduledKernel& kernel) {
 
 bool folds_rows(const ScheduledKernel& kernel) {
   if (kernel.kind != schedule::Template::Reduction || kernel.tile_axis < 0 ||
-      kernel.inner_axes.empty())
+      kernel.inner_axes.empty() || !kernel.moments.empty())
     return false;
   const AscGraph& g = kernel.graph;
   const int r = kernel.inner_axes.back();
@@ -244,6 +262,13 @@ std::string emit_reduction_tiling(const ScheduledKernel& k,
         "  td->{} = total > machine->l3_bytes / 2 ? af_max(1, {} / af_max(1, tile * fold * 4)) : "
         "0;\n",
         kPrefetchRowsField, kColumnPrefetchBytes);
+  }
+  if (!k.moments.empty()) {
+    // The moment loop re-reads each block from the L2 (a quarter of it:
+    // room for the prefetched rows and the outputs).
+    c += fmt::format(
+        "  td->{0} = af_max({1}, machine->l2_bytes / 4 / af_max(1, tile * {2}) / {1} * {1});\n",
+        kMomentRowsField, kColumnChunk, tile_row_bytes_per_lane(k));
   }
   c += "  const int64_t units = units0 * split;\n";
   c += "  const af_block_split blocks =\n"

@@ -100,7 +100,9 @@ std::string check_split_cases(std::vector<GraphCase>& cases, bool expect_split, 
       one_core(), many_tiny_blocks(3, 1), many_tiny_blocks(7, 4), split_machine(64, 64),
       split_machine(5, 4), split_machine(3, 16),
       // Data "larger than the cache": streaming stores, column prefetches.
-      af_machine{2, 32 << 10, 1 << 20, 1 << 10, 64, 1, 0}};
+      af_machine{2, 32 << 10, 1 << 20, 1 << 10, 64, 1, 0},
+      // A 4 KiB L2: centered moments in blocks of 64 rows (tiling.h kMomentRowsField).
+      af_machine{2, 32 << 10, 4 << 10, 1 << 10, 64, 1, 0}};
   for (size_t i = 0; i < cases.size(); ++i) {
     GraphCase& c = cases[i];
     bool split = false;

@@ -41,6 +41,19 @@ namespace autofuse::schedule {
 
 enum class Template : uint8_t { Elementwise, Reduction };
 
+/// A centered second moment, sum or mean of (x - mean(x))^2 over the
+/// reduced axes (batch-norm's variance), that runs in the pass of mean(x)
+/// instead of the pass after it (centered_moments.cpp): the pass walks the
+/// reduced axis in blocks that fit the L2, and after each block's loop a
+/// second loop over the same block, read from the L2, sums the squares
+/// about the block's own mean; the blocks' moments merge by Chan, Golub and
+/// LeVeque's formula. The data is then read from memory once for both.
+struct CenteredMoment {
+  int mean = -1;    ///< the ReduceMean of x
+  int moment = -1;  ///< the ReduceSum or ReduceMean of (x - mean)^2
+  int center = -1;  ///< the Broadcast of `mean` that the square's Sub reads
+};
+
 struct ScheduledKernel {
   ascir::AscGraph graph;  ///< after merge_axes
   Template kind = Template::Elementwise;
@@ -63,6 +76,12 @@ struct ScheduledKernel {
   std::vector<bool> is_row_node;  ///< Reduction only (else all false), per node id:
                                   ///< repeats 1 on every reduced axis
   int num_passes = 0;             ///< Reduction only (>= 1); Elementwise: 0
+  /// Reduction only: Reduces computed as centered moments, in the pass of
+  /// their mean (node_pass[moment] == node_pass[mean]).
+  std::vector<CenteredMoment> moments;
+
+  /// The moment whose `moment` Reduce is node `id`, or null.
+  const CenteredMoment* moment_of(int id) const;
 
   /// The kept axes other than the tile axis, outer to inner (the rows).
   std::vector<int> row_axes() const;
@@ -78,6 +97,14 @@ bool merge_axes(ascir::AscGraph& graph);
 /// Chooses the template and layout and assigns passes. Runs merge_axes first.
 ScheduledKernel schedule_kernel(ascir::AscGraph graph);
 
+/// The centered moments of a scheduled kernel whose passes are assigned
+/// without them: the column layout with one reduced axis of a literal tile
+/// width of at least 64 (narrower tiles fold rows, which the moment loop
+/// does not), a float ReduceMean m of x in pass p and a float ReduceSum or
+/// ReduceMean of Mul(d, d), d = Sub(x, Broadcast(m)) or Sub(Broadcast(m),
+/// x), in pass p + 1 (centered_moments.cpp).
+std::vector<CenteredMoment> find_centered_moments(const ScheduledKernel& kernel);
+
 /// Launches a split Reduction runs: one per pass, plus one when row nodes
 /// finished by the last pass are stored (the combine of its partials).
 /// 0 for Elementwise.
@@ -88,6 +115,7 @@ int split_phases(const ScheduledKernel& kernel);
 ///     %4 mean: reduce 0        (Reduce computed in pass 0)
 ///     %9 var_eps: row 2        (row node, after 2 passes)
 ///     %12 xn: pass 2           (first pass computing it)
+///     %10 var: reduce 0 moment of %6 center %7   (a CenteredMoment)
 /// The column layout names its tile axis after the inner axes:
 ///   schedule reduction outer[z1] inner[z0] tile[z1] passes 3
 std::string print_schedule(const ScheduledKernel& kernel);

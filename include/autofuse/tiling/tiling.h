@@ -60,6 +60,13 @@ inline constexpr std::string_view kFoldField = "fold";
 /// Column layout: how many reduced indices ahead the passes prefetch their
 /// tile rows (0: none; the data fits the cache).
 inline constexpr std::string_view kPrefetchRowsField = "pf_rows";
+/// Column layout with centered moments (schedule.h): reduced indices per
+/// block of the moment loop, a multiple of kColumnChunk whose tile rows
+/// take about a quarter of the L2 (the second loop re-reads them there).
+inline constexpr std::string_view kMomentRowsField = "mom_rows";
+/// Reduced indices per chunk of a column sum (codegen's Acc::Chunked): the
+/// chunk sums join the compensated totals every this many indices.
+inline constexpr int64_t kColumnChunk = 64;
 /// Column layout: bytes of tile rows (f32 counted) the prefetches run ahead
 /// of the loads. batchnorm_stats [65536, 256], 1 thread: 7.6 ms without,
 /// 6.3 with 8 KiB, 5.8-6.0 with 32 KiB, 5.7 with 64 and 128 KiB.

@@ -162,6 +162,10 @@ bool KernelEmitter::varies(const AscNode& n, int axis) const {
 }
 
 std::string KernelEmitter::value(int id) const {
+  if (moment_center_ >= 0) {  // a centered moment's loop reads its block's center
+    std::string c = moment_center(id);
+    if (!c.empty()) return c;
+  }
   if (tile_vector_.at(static_cast<size_t>(id)))
     return fmt::format("{}{}[{}]", in_pass_ && replicated_.at(static_cast<size_t>(id)) ? "r" : "v",
                        id, tile_index());

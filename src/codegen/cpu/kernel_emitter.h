@@ -230,6 +230,8 @@ class KernelEmitter {
     /// Reduces of a short row (short_row_reduce.cpp): all of the vector
     /// loop's, or empty.
     std::vector<int> short_row;
+    /// Centered moments computed in this pass (their own loop per block).
+    std::vector<int> moments;
   };
   PassPlan plan_pass(int pass) const;
   /// The plan's Reduces that a short row reduces from a buffer: all that
@@ -314,6 +316,19 @@ class KernelEmitter {
   /// `if (nsplit > 1) {...}`: the partial results of the row (or row tile)
   /// combined from the workspace into the accumulator of Reduce `r`.
   void emit_combine(int r, const std::string& indent, std::string& out) const;
+  /// Centered moments (centered_moments.cpp): the block arrays; whether
+  /// `r` is the mean of one of the plan's moments; the pass's body in
+  /// blocks, with the moments' loops and merges; the segments' merge of
+  /// moment `r` (split); while a moment's loop is emitted, the center that
+  /// reads of node `id` take instead of its value (else empty).
+  std::string moment_arrays() const;
+  bool is_moment_mean(const PassPlan& plan, int r) const;
+  void emit_moment_pass_body(const PassPlan& plan, const std::string& indent,
+                             std::string& out) const;
+  void emit_moment_combine(int r, const std::string& indent, std::string& out) const;
+  std::string moment_center(int id) const;
+  /// While a centered moment's loop is emitted: that moment's Reduce; else -1.
+  mutable int moment_center_ = -1;
   /// Writes this unit's partial result of Reduce `r` to the workspace.
   void emit_partial_write(int r, const std::string& indent, std::string& out) const;
   /// The guard of a Store at stage `stage` (level 0 or a tile vector):

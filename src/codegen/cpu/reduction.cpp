@@ -76,7 +76,7 @@ std::string KernelEmitter::reduction_arrays() const {
     array(code.acc_type, fmt::format("k{}", n.id));
     array(code.acc_type, fmt::format("a{}c", n.id));
   }
-  return out;
+  return out + moment_arrays();
 }
 
 std::string KernelEmitter::unit_loop_head() const {

@@ -72,8 +72,7 @@ namespace {
 constexpr int kSumChunk = 1024;
 /// Levels of a cascade's counter: enough for any int64 chunk count.
 constexpr int kCascadeLevels = 64;
-/// Reduced indices per chunk of a column sum (Acc::Chunked).
-constexpr int kColumnChunk = 64;
+using tiling::kColumnChunk;  // reduced indices per chunk of a column sum (Acc::Chunked)
 
 bool is_float_sum(const ascir::AscNode& n) {
   return is_float(n.dtype) && (n.op == OpKind::ReduceSum || n.op == OpKind::ReduceMean);
@@ -158,6 +157,10 @@ std::string KernelEmitter::reduced_loop_head(int level, const std::string& inden
 }
 
 void KernelEmitter::emit_combine(int r, const std::string& indent, std::string& out) const {
+  if (kernel_.moment_of(r)) {
+    emit_moment_combine(r, indent, out);
+    return;
+  }
   const AscNode& n = node(r);
   const ReduceCode code = reduce_code(n.op, n.dtype);
   const bool tile = tile_vector_.at(static_cast<size_t>(r));
@@ -215,7 +218,10 @@ KernelEmitter::PassPlan KernelEmitter::plan_pass(int pass) const {
   for (const AscNode& n : graph_.nodes) {
     const auto id = static_cast<size_t>(n.id);
     if (!live_[id]) continue;
-    if (n.kind == AscKind::Reduce && pass_of(n.id) == pass && accumulates(n)) {
+    if (n.kind == AscKind::Reduce && pass_of(n.id) == pass && accumulates(n) &&
+        kernel_.moment_of(n.id)) {
+      plan.moments.push_back(n.id);  // its own loop (centered_moments.cpp)
+    } else if (n.kind == AscKind::Reduce && pass_of(n.id) == pass && accumulates(n)) {
       plan.reduces.push_back(n.id);
       plan.need.at(static_cast<size_t>(n.inputs[0])) = true;
     } else if (n.kind == AscKind::Store && in_loop(n.id) && pass_of(n.id) == pass) {
@@ -420,8 +426,12 @@ std::string KernelEmitter::cascade_collapse(int r, const std::string& indent) co
 
 std::string KernelEmitter::flush_chunks(const PassPlan& plan, const std::string& ind) const {
   std::string body;
-  for (int r : plan.chunked)
-    body += fmt::format("{} {} = 0; ", kahan_add(node(r), chunk(r)), chunk(r));
+  for (int r : plan.chunked) {
+    body += kahan_add(node(r), chunk(r)) + " ";
+    if (is_moment_mean(plan, r))  // the block's sum too (centered_moments.cpp)
+      body += fmt::format("mb{}[{}] += {}; ", r, tile_index(), chunk(r));
+    body += fmt::format("{} = 0; ", chunk(r));
+  }
   return tile_loop(ind, body, plan.folded ? "tf" : "t1");
 }
 
@@ -540,6 +550,10 @@ void KernelEmitter::emit_pass(int pass, const std::string& indent, std::string& 
 
 void KernelEmitter::emit_pass_body(const PassPlan& plan, const std::string& indent,
                                    std::string& out) const {
+  if (!plan.moments.empty()) {
+    emit_moment_pass_body(plan, indent, out);
+    return;
+  }
   std::string ind = indent;
   emit_pass_init(plan, ind, out);
   for (int level = 1; level <= plan.scalar_levels; ++level) {

@@ -1,0 +1,93 @@
+// Centered second moments (schedule.h, CenteredMoment): batch-norm's
+// variance mean((x - mean(x))^2) over the rows of [N, C] needs mean(x)
+// first, so it is a pass of its own, and a column kernel over data larger
+// than the cache reads x from memory three times (mean, variance, output).
+// Computed per block of rows that fits the L2 (the block's mean, then the
+// squares about it from the L2) and merged across blocks by Chan, Golub and
+// LeVeque's formula, the variance runs in the mean's pass: x comes from
+// memory twice. As accurate as two passes: each block's sum of squares is
+// two-pass about its own mean, and the merge adds only non-negative terms
+// (codegen/cpu/centered_moments.cpp has the arithmetic).
+//
+// Only the column layout with one reduced axis, whose tile is at least 64
+// columns wide (a literal): narrower tiles fold rows into the vector loop
+// (tiling::folds_rows), whose lanes would each need a count of their own.
+#include <optional>
+
+#include "autofuse/schedule/schedule.h"
+
+namespace autofuse::schedule {
+
+namespace {
+
+using ascir::AscGraph;
+using ascir::AscKind;
+using ascir::AscNode;
+
+/// Tile widths below this fold rows (tiling::kMinTileRun); the moment loop
+/// needs unfolded ones.
+constexpr int64_t kMinMomentTile = 64;
+
+bool float_compute(const AscNode& n) {
+  return is_float(n.dtype) && !is_float8(n.dtype);
+}
+
+bool varies_along(const AscNode& n, int axis) {
+  return n.view.repeats.at(static_cast<size_t>(axis)) != sym::Expr(1);
+}
+
+/// The Broadcast of `mean` among Sub `sub`'s operands whose other operand
+/// is `x`; -1 if `sub` is not x - mean or mean - x.
+int center_of(const AscGraph& g, const AscNode& sub, int x, int mean) {
+  if (sub.kind != AscKind::Compute || sub.op != OpKind::Sub || sub.inputs.size() != 2) return -1;
+  for (size_t i = 0; i < 2; ++i) {
+    const AscNode& b = g.node(sub.inputs[i]);
+    if (sub.inputs[1 - i] != x || b.kind != AscKind::Broadcast || b.inputs.at(0) != mean) continue;
+    if (b.view.repeats != g.node(x).view.repeats) continue;  // a full broadcast
+    return b.id;
+  }
+  return -1;
+}
+
+}  // namespace
+
+std::vector<CenteredMoment> find_centered_moments(const ScheduledKernel& k) {
+  std::vector<CenteredMoment> found;
+  const AscGraph& g = k.graph;
+  if (k.kind != Template::Reduction || k.tile_axis < 0 || k.inner_axes.size() != 1) return found;
+  const std::optional<int64_t> width = g.axes.at(static_cast<size_t>(k.tile_axis)).size.as_const();
+  if (!width || *width < kMinMomentTile) return found;
+  const int reduced = k.inner_axes.front();
+  const auto pass_of = [&](int id) { return k.node_pass.at(static_cast<size_t>(id)); };
+  for (const AscNode& v : g.nodes) {
+    if (v.kind != AscKind::Reduce || !float_compute(v) ||
+        (v.op != OpKind::ReduceSum && v.op != OpKind::ReduceMean))
+      continue;
+    const AscNode& square = g.node(v.inputs.at(0));
+    if (square.kind != AscKind::Compute || square.op != OpKind::Mul || square.inputs.size() != 2 ||
+        square.inputs[0] != square.inputs[1])
+      continue;
+    const AscNode& sub = g.node(square.inputs[0]);
+    for (int operand : sub.inputs) {
+      const AscNode& m = g.node(operand);  // the Broadcast's input, if any
+      if (m.kind != AscKind::Broadcast) continue;
+      const AscNode& mean = g.node(m.inputs.at(0));
+      if (mean.kind != AscKind::Reduce || mean.op != OpKind::ReduceMean || !float_compute(mean) ||
+          ascir::compute_dtype(mean.dtype) != ascir::compute_dtype(v.dtype))
+        continue;
+      const int x = mean.inputs.at(0);
+      const AscNode& xn = g.node(x);
+      if (!varies_along(xn, reduced) || !varies_along(xn, k.tile_axis)) continue;
+      const int center = center_of(g, sub, x, mean.id);
+      if (center < 0 || pass_of(v.id) != pass_of(mean.id) + 1) continue;
+      if (ascir::compute_dtype(sub.dtype) != ascir::compute_dtype(v.dtype) ||
+          ascir::compute_dtype(square.dtype) != ascir::compute_dtype(v.dtype))
+        continue;
+      found.push_back(CenteredMoment{mean.id, v.id, center});
+      break;
+    }
+  }
+  return found;
+}
+
+}  // namespace autofuse::schedule

@@ -1,0 +1,177 @@
+// Centered moments (schedule.h CenteredMoment, codegen/cpu/centered_moments.cpp):
+// batch-norm's variance computed in its mean's pass, per block of rows and
+// merged by Chan's formula. Which graphs get it (the schedule), the results
+// against the reference on every float dtype, shapes of 1, primes, odd
+// tails, blocks of 64 rows with a partial last one, and splits across
+// blocks; and the accuracy of the merge on data with a large offset and a
+// drifting mean, against the exact two-pass variance in double.
+#include <cmath>
+
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "autofuse/graph/text.h"
+#include "autofuse/tiling/tiling.h"
+#include "reduction_test_util.h"
+
+namespace autofuse::codegen_test {
+namespace {
+
+using ::testing::HasSubstr;
+
+/// Batch-norm statistics of x: dtype[N, `d`] over the rows; the variance
+/// as `reduce` (reduce_mean or reduce_sum) of the square of x - mean, or of
+/// mean - x when `reversed`.
+std::string stats_text(const std::string& dtype, const std::string& d, const std::string& reduce,
+                       bool reversed) {
+  const std::string xf = dtype == "f32" || dtype == "f64" ? "x" : "xf";
+  std::string text = fmt::format("graph stats(x: {}[N, {}]) {{\n", dtype, d);
+  if (xf != "x") text += "  xf = cast(x, to=f32)\n";
+  text += fmt::format("  m = reduce_mean({}, axes=[0], keepdims=true)\n", xf);
+  text +=
+      reversed ? fmt::format("  xc = sub(m, {})\n", xf) : fmt::format("  xc = sub({}, m)\n", xf);
+  text += "  sq = mul(xc, xc)\n";
+  text += fmt::format("  v = {}(sq, axes=[0], keepdims=true)\n", reduce);
+  text += fmt::format("  eps = constant(dtype={}, value=1e-3)\n", xf == "x" ? dtype : "f32");
+  text += "  ve = add(v, eps)\n  r = rsqrt(ve)\n  y = mul(xc, r)\n";
+  if (xf != "x")
+    text += fmt::format("  yo = cast(y, to={})\n  return yo, m, v\n}}", dtype);
+  else
+    text += "  return y, m, v\n}";
+  return text;
+}
+
+schedule::ScheduledKernel scheduled(const std::string& text) {
+  return schedule_graph(parse_graph(text));
+}
+
+TEST(CenteredMoments, TheScheduleRunsTheVarianceInTheMeansPass) {
+  const schedule::ScheduledKernel k = scheduled(stats_text("f32", "256", "reduce_mean", false));
+  ASSERT_EQ(k.moments.size(), 1u);
+  const schedule::CenteredMoment& m = k.moments[0];
+  EXPECT_EQ(k.graph.node(m.mean).op, OpKind::ReduceMean);
+  EXPECT_EQ(k.graph.node(m.center).kind, ascir::AscKind::Broadcast);
+  EXPECT_EQ(k.node_pass.at(static_cast<size_t>(m.moment)),
+            k.node_pass.at(static_cast<size_t>(m.mean)));
+  EXPECT_EQ(k.num_passes, 2);  // mean and variance, then y
+  EXPECT_THAT(schedule::print_schedule(k),
+              HasSubstr(fmt::format("reduce 0 moment of %{} center %{}", m.mean, m.center)));
+  EXPECT_EQ(schedule::split_phases(k), 2);
+  // A sum of squares, and (mean - x)^2, are moments too.
+  EXPECT_EQ(scheduled(stats_text("f32", "64", "reduce_sum", true)).moments.size(), 1u);
+  EXPECT_EQ(scheduled(stats_text("bf16", "100", "reduce_mean", false)).moments.size(), 1u);
+}
+
+TEST(CenteredMoments, OnlyWhereTheMomentLoopApplies) {
+  // A symbolic or narrow tile may fold rows; the moment loop does not.
+  EXPECT_TRUE(scheduled(stats_text("f32", "D", "reduce_mean", false)).moments.empty());
+  EXPECT_TRUE(scheduled(stats_text("f32", "32", "reduce_mean", false)).moments.empty());
+  // Not the square of x - mean(x): another value's deviation, another
+  // reduction of the square, a deviation times x, the row layout.
+  const auto text = [](const char* shape, const char* axis, const char* deviation,
+                       const char* square, const char* reduce) {
+    return fmt::format(
+        "graph g(x: f32[{0}], z: f32[{0}]) {{\n  m = reduce_mean(x, axes=[{1}], keepdims=true)\n"
+        "  xc = sub({2}, m)\n  sq = mul(xc, {3})\n  v = {4}(sq, axes=[{1}], keepdims=true)\n"
+        "  return v\n}}",
+        shape, axis, deviation, square, reduce);
+  };
+  EXPECT_EQ(scheduled(text("N, 128", "0", "x", "xc", "reduce_mean")).moments.size(), 1u);
+  EXPECT_TRUE(scheduled(text("N, 128", "0", "z", "xc", "reduce_mean")).moments.empty());
+  EXPECT_TRUE(scheduled(text("N, 128", "0", "x", "xc", "reduce_max")).moments.empty());
+  EXPECT_TRUE(scheduled(text("N, 128", "0", "x", "x", "reduce_mean")).moments.empty());
+  EXPECT_TRUE(scheduled(text("128, N", "1", "x", "xc", "reduce_mean")).moments.empty());
+}
+
+std::vector<sym::Binding> row_counts() {
+  std::vector<sym::Binding> out;
+  for (int64_t n : {1, 2, 7, 63, 64, 65, 127, 129, 1000, 4099})
+    out.push_back({{"N", n}});
+  return out;
+}
+
+TEST(CenteredMoments, MatchTheReferenceOnEveryFloatDtype) {
+  std::vector<GraphCase> cases;
+  // 64: one tile; 100: a tile with a tail; 1000: tiles of several widths
+  // on the test machines.
+  for (const char* d : {"64", "100", "1000"})
+    cases.push_back({fmt::format("f32_{}", d),
+                     parse_graph(stats_text("f32", d, "reduce_mean", false)), row_counts(), 2e-4,
+                     2e-4});
+  cases.push_back({"f32_sum_reversed", parse_graph(stats_text("f32", "100", "reduce_sum", true)),
+                   row_counts(), 2e-4, 2e-4});
+  cases.push_back({"f64", parse_graph(stats_text("f64", "72", "reduce_mean", false)), row_counts(),
+                   1e-10, 1e-10});
+  // Narrow dtypes: the reference rounds each op to the dtype, the kernel
+  // computes in f32 and rounds the outputs.
+  cases.push_back({"bf16", parse_graph(stats_text("bf16", "96", "reduce_mean", false)),
+                   row_counts(), 2e-2, 2e-2});
+  cases.push_back({"f16", parse_graph(stats_text("f16", "80", "reduce_mean", false)), row_counts(),
+                   4e-3, 4e-3});
+  for (const GraphCase& c : cases)
+    ASSERT_EQ(schedule_graph(c.graph).moments.size(), 1u) << c.label;
+  const std::string code = check_split_cases(cases, /*expect_split=*/true);
+  EXPECT_THAT(code, HasSubstr(std::string("td->") + std::string(tiling::kMomentRowsField)));
+  EXPECT_THAT(code, HasSubstr("the segments' moments about the row's mean"));
+}
+
+/// x[i, j] = offset + drift * i + a pseudo-random value in [-1, 1).
+std::vector<HostTensor> offset_input(int64_t n, int64_t d, double offset, double drift) {
+  HostTensor x(DType::f32, {n, d});
+  uint64_t state = 0x9E3779B97F4A7C15ull;
+  for (int64_t i = 0; i < n * d; ++i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    const double u = static_cast<double>(state >> 11) * 0x1p-53;
+    x.set_f64(i, offset + drift * static_cast<double>(i / d) + (2 * u - 1));
+  }
+  return {x};
+}
+
+TEST(CenteredMoments, AccurateWithALargeOffsetAndADriftingMean) {
+  // E[x^2] - E[x]^2 in f32 loses every digit at an offset of 1000 (its
+  // square is 2^20 times the variance); blocks whose means drift apart
+  // test the merge's correction terms.
+  const Graph graph = parse_graph(R"(graph g(x: f32[N, 64]) {
+  m = reduce_mean(x, axes=[0], keepdims=true)
+  xc = sub(x, m)
+  sq = mul(xc, xc)
+  v = reduce_mean(sq, axes=[0], keepdims=true)
+  return m, v
+})");
+  std::vector<schedule::ScheduledKernel> kernels = {schedule_graph(graph)};
+  ASSERT_EQ(kernels[0].moments.size(), 1u);
+  const codegen::ModuleSource module = codegen::generate_cpu_module(kernels);
+  const auto so = compile(module);
+  const int64_t n = 300007, d = 64;
+  const af_machine machines[] = {one_core(), split_machine(4, 64),
+                                 af_machine{1, 32 << 10, 4 << 10, 1 << 10, 64, 1, 0}};
+  for (const auto& [offset, drift] :
+       {std::pair{1000.0, 0.0}, std::pair{0.0, 1e-4}, std::pair{-500.0, 3e-3}}) {
+    const std::vector<HostTensor> inputs = offset_input(n, d, offset, drift);
+    std::vector<double> mean(d, 0), m2(d, 0);
+    for (int64_t i = 0; i < n * d; ++i)
+      mean[static_cast<size_t>(i % d)] += inputs[0].get_f64(i);
+    for (double& m : mean)
+      m /= static_cast<double>(n);
+    for (int64_t i = 0; i < n * d; ++i) {
+      const double dev = inputs[0].get_f64(i) - mean[static_cast<size_t>(i % d)];
+      m2[static_cast<size_t>(i % d)] += dev * dev;
+    }
+    for (const af_machine& machine : machines) {
+      const PhasedRun run =
+          run_phased(*so, module.kernels[0], kernels[0].graph, graph, inputs, {{"N", n}}, machine);
+      for (int64_t j = 0; j < d; ++j) {
+        const double want = m2[static_cast<size_t>(j)] / static_cast<double>(n);
+        // Blocks of >= 64 rows in chunks of 64, Kahan across blocks: about
+        // (64 + blocks' chunks + a few) eps, and the f32 result's rounding.
+        EXPECT_NEAR(run.outputs.at(1).get_f64(j), want, 2e-5 * want)
+            << "offset " << offset << " drift " << drift << " column " << j << " split "
+            << run.split << " cores " << machine.cores << " l2 " << machine.l2_bytes;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace autofuse::codegen_test
