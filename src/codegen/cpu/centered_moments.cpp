@@ -10,7 +10,8 @@
 //   2. c = s<mean> / nb, the block's mean (nb = me - mb), per column;
 //   3. a second loop over the block (x from the L2) computing the moment's
 //      input with c in place of the mean, summed in chunks of 64 into the
-//      block's b = sum((x - c)^2);
+//      block's b = sum((x - c)^2); when the data comes from memory
+//      (td->pf_rows > 0) it prefetches the next block's rows into the L2;
 //   4. Chan, Golub and LeVeque's merge into the running moment, with na =
 //      mb - lo indices so far and their running mean mr:
 //        d = c - mr;  mr += d * nb / (na + nb);
@@ -145,6 +146,10 @@ void KernelEmitter::emit_moment_pass_body(const PassPlan& plan, const std::strin
       if (level_[id] == 1) emit_node(n, in3, out);
       if (level_[id] == depth_) body.push_back(n.id);
     }
+    // From memory, the next block's rows into the L2 meanwhile: else the
+    // memory idles while this loop runs (batchnorm_stats [65536, 256] f32,
+    // one thread: 0.85-0.9x the time).
+    out += column_prefetches(1, "t1", body, in3, "(me_ - mb_)", ", 0, 2");
     const std::string update = fmt::format("{} += {};", chunk(v), value(moment.inputs.at(0)));
     emit_inner_loop(
         kernel_.tile_axis, "t0", "t1", body, "#pragma omp simd",

@@ -284,8 +284,12 @@ class KernelEmitter {
   /// loop `level` (1: the outermost), the prefetches of the tile row
   /// td->pf_rows indices on along that loop of each Load in `body` that
   /// reads memory along it and contiguously along the tile (row_prefetch.cpp).
+  /// `ahead`: indices on (a C expression); `hint`: the builtin's further
+  /// arguments (", 0, 2": read, into the L2).
   std::string column_prefetches(int level, const std::string& tile_end,
-                                const std::vector<int>& body, const std::string& indent) const;
+                                const std::vector<int>& body, const std::string& indent,
+                                const std::string& ahead = "pf_rows",
+                                const std::string& hint = "") const;
   /// Whether node `id` is read from its row buffer in pass `pass` (buffered variant).
   bool reads_row_buffer(int id, int pass) const;
   /// The node's statements in a vector loop: emit_node, or under a buffered

@@ -236,7 +236,8 @@ std::string KernelEmitter::row_prefetches(int axis, const std::string& at,
 
 std::string KernelEmitter::column_prefetches(int level, const std::string& tile_end,
                                              const std::vector<int>& body,
-                                             const std::string& indent) const {
+                                             const std::string& indent, const std::string& ahead,
+                                             const std::string& hint) const {
   if (!column_ || level < 1) return {};
   const int axis = kernel_.inner_axes.at(static_cast<size_t>(level - 1));
   const std::string hi = axis == kernel_.inner_axes.front() ? "hi" : size(axis);
@@ -251,13 +252,13 @@ std::string KernelEmitter::column_prefetches(int level, const std::string& tile_
         along == sym::Expr(0))
       continue;
     lines += fmt::format(
-        "{}  for (int64_t k_ = t0; k_ < {}; k_ += {}) __builtin_prefetch(&p{}[{} + pf_rows * "
-        "({})]);  // {}\n",
+        "{}  for (int64_t k_ = t0; k_ < {}; k_ += {}) __builtin_prefetch(&p{}[{} + {} * "
+        "({})]{});  // {}\n",
         indent, tile_end, elements_per_line(n.dtype), node(n.inputs.at(0)).arg_index,
-        address(n, kernel_.tile_axis, "k_"), expr(along), n.name);
+        address(n, kernel_.tile_axis, "k_"), ahead, expr(along), hint, n.name);
   }
   if (lines.empty()) return {};
-  return fmt::format("{}if (pf_rows > 0 && i{} + pf_rows < {}) {{\n", indent, axis, hi) + lines +
+  return fmt::format("{}if (pf_rows > 0 && i{} + {} < {}) {{\n", indent, axis, ahead, hi) + lines +
          indent + "}\n";
 }
 
