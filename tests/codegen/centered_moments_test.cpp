@@ -5,6 +5,7 @@
 // tails, blocks of 64 rows with a partial last one, and splits across
 // blocks; and the accuracy of the merge on data with a large offset and a
 // drifting mean, against the exact two-pass variance in double.
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -12,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "autofuse/graph/text.h"
+#include "autofuse/ref/random.h"
 #include "autofuse/tiling/tiling.h"
 #include "reduction_test_util.h"
 
@@ -114,6 +116,27 @@ TEST(CenteredMoments, MatchTheReferenceOnEveryFloatDtype) {
   const std::string code = check_split_cases(cases, /*expect_split=*/true);
   EXPECT_THAT(code, HasSubstr(std::string("td->") + std::string(tiling::kMomentRowsField)));
   EXPECT_THAT(code, HasSubstr("the segments' moments about the row's mean"));
+}
+
+/// Random inputs with a NaN in column 3 (row N / 2) and an infinity in
+/// column 5 (the last row): their columns' moments are NaN, the others'
+/// are unaffected (blocks and segments merge column by column).
+std::vector<HostTensor> with_nan_and_inf(const Graph& graph, const sym::Binding& binding) {
+  std::vector<HostTensor> inputs = random_inputs(graph, binding, 7);
+  HostTensor& x = inputs[0];
+  const int64_t n = binding.at("N"), d = x.numel() / std::max<int64_t>(n, 1);
+  x.set_f64(n / 2 * d + 3, NAN);
+  x.set_f64((n - 1) * d + 5, INFINITY);
+  return inputs;
+}
+
+TEST(CenteredMoments, NanAndInfinityPropagateToTheirColumnsOnly) {
+  std::vector<GraphCase> cases;
+  GraphCase c{"nan_inf", parse_graph(stats_text("f32", "64", "reduce_mean", false)), row_counts(),
+              2e-4, 2e-4};
+  c.make_inputs = with_nan_and_inf;
+  cases.push_back(std::move(c));
+  check_split_cases(cases, /*expect_split=*/true);
 }
 
 /// x[i, j] = offset + drift * i + a pseudo-random value in [-1, 1).

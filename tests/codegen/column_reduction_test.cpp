@@ -335,5 +335,34 @@ TEST(ColumnReduction, NanPropagates) {
   check_split_cases(cases, /*expect_split=*/false);
 }
 
+std::vector<HostTensor> with_infinities(const Graph& graph, const sym::Binding& binding) {
+  std::vector<HostTensor> inputs = random_inputs(graph, binding, 5);
+  HostTensor& x = inputs[0];
+  const int64_t d = binding.at("D"), n = binding.at("N");
+  // Column 0: +inf in the first row; column d-1: -inf in the last row, and
+  // +inf in its first when the column has two rows (inf - inf: NaN).
+  x.set_f64(0, INFINITY);
+  x.set_f64(x.numel() - 1, -INFINITY);
+  if (n > 1 && d > 1) x.set_f64(d - 1, INFINITY);
+  return inputs;
+}
+
+TEST(ColumnReduction, InfinitiesSumToInfinityOrNan) {
+  // Compensated sums (Kahan's, the column layout's chunk totals) must not
+  // turn a sum of +inf into NaN.
+  std::vector<GraphCase> cases;
+  for (const char* op : {"reduce_sum", "reduce_mean"}) {
+    for (const char* axes : {"[0]", "[1]", "[0, 1]"}) {
+      const std::string text = fmt::format(
+          "graph g(x: f32[N, D]) {{\n  s = {}(x, axes={}, keepdims=true)\n  return s\n}}", op,
+          axes);
+      GraphCase c{fmt::format("{} {}", op, axes), parse_graph(text), nd_shapes(), 1e-5, 1e-5};
+      c.make_inputs = with_infinities;
+      cases.push_back(std::move(c));
+    }
+  }
+  check_split_cases(cases, /*expect_split=*/false);
+}
+
 }  // namespace
 }  // namespace autofuse::codegen_test

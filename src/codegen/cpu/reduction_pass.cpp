@@ -136,8 +136,12 @@ std::string KernelEmitter::update(const AscNode& n, int deepest, const std::stri
 std::string KernelEmitter::kahan_add(const AscNode& n, const std::string& v) const {
   const std::string t = c_compute_type(n.dtype);
   const std::string a = acc(n.id), k = comp(n.id);
+  // Once the total is infinite (or NaN) the compensation (inf - a) - inf
+  // would be NaN and turn a sum of +inf into NaN: it is 0 then (t_ - t_
+  // is 0 exactly when t_ is finite).
   return fmt::format(
-      "{{ const {0} y_ = {1} - {2}; const {0} t_ = {3} + y_; {2} = (t_ - {3}) - y_; {3} = t_; }}",
+      "{{ const {0} y_ = {1} - {2}; const {0} t_ = {3} + y_; const {0} c_ = (t_ - {3}) - y_; {2} "
+      "= (t_ - t_) == 0 ? c_ : 0; {3} = t_; }}",
       t, v, k, a);
 }
 
