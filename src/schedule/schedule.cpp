@@ -14,8 +14,8 @@
 //
 // Centered moments (centered_moments.cpp) are found after a first pass
 // assignment; the passes are then assigned again with each moment in its
-// mean's pass, which empties the pass that used to compute it unless
-// something else needs that pass.
+// mean's pass. The pass that used to compute it remains only if something
+// else needs it (batch-norm's output does; statistics alone do not).
 #include <algorithm>
 #include <string>
 
@@ -40,6 +40,19 @@ void assign_passes(ScheduledKernel& k) {
   const size_t count = g.nodes.size();
   std::vector<int> ready(count, 0);
   int last_pass = 0;
+  // Nodes only centered moments read (their squares): the moment's loop
+  // computes them in the mean's pass, so the pass after it need not exist
+  // for them.
+  std::vector<bool> moment_only(count, false);
+  if (!k.moments.empty()) {
+    const std::vector<std::vector<int>> users = g.users();
+    for (size_t i = count; i-- > 0;) {
+      bool only = !users[i].empty();
+      for (int u : users[i])
+        only = only && (k.moment_of(u) != nullptr || moment_only[static_cast<size_t>(u)]);
+      moment_only[i] = only;
+    }
+  }
   for (const AscNode& n : g.nodes) {
     const auto id = static_cast<size_t>(n.id);
     k.is_row_node[id] = is_row(g, n);
@@ -55,7 +68,7 @@ void assign_passes(ScheduledKernel& k) {
       last_pass = std::max(last_pass, pass);
     } else {
       ready[id] = pass;
-      if (!k.is_row_node[id]) last_pass = std::max(last_pass, pass);
+      if (!k.is_row_node[id] && !moment_only[id]) last_pass = std::max(last_pass, pass);
     }
   }
   k.num_passes = last_pass + 1;

@@ -115,6 +115,9 @@ int split_phases(const ScheduledKernel& kernel);
 ///     %4 mean: reduce 0        (Reduce computed in pass 0)
 ///     %9 var_eps: row 2        (row node, after 2 passes)
 ///     %12 xn: pass 2           (first pass computing it)
+///                              (a node only centered moments read, their
+///                              square, keeps the pass after its mean's,
+///                              where nothing computes it: their loop does)
 ///     %10 var: reduce 0 moment of %6 center %7   (a CenteredMoment)
 /// The column layout names its tile axis after the inner axes:
 ///   schedule reduction outer[z1] inner[z0] tile[z1] passes 3

@@ -299,6 +299,10 @@ class KernelEmitter {
   /// The pass's init, loops and results for `plan` (emit_pass runs it once,
   /// or twice: with and without row buffers).
   void emit_pass_body(const PassPlan& plan, const std::string& indent, std::string& out) const;
+  /// The nodes of reduced loop `level` (above the vector loop) that `plan`
+  /// needs, then the updates of its Reduces accumulating there.
+  void emit_level_nodes(const PassPlan& plan, int level, const std::string& ind,
+                        std::string& out) const;
   void emit_pass_init(const PassPlan& plan, const std::string& indent, std::string& out) const;
   void emit_vector_loop(const PassPlan& plan, const std::string& indent, std::string& out) const;
   /// Cascade collapse, compensation fold and (split) partial writes.
@@ -331,6 +335,8 @@ class KernelEmitter {
                              std::string& out) const;
   void emit_moment_combine(int r, const std::string& indent, std::string& out) const;
   std::string moment_center(int id) const;
+  /// The block-sum array of a moment's mean `r` (filled by flush_chunks).
+  static std::string mean_block_sum(int r) { return "ms" + std::to_string(r); }
   /// While a centered moment's loop is emitted: that moment's Reduce; else -1.
   mutable int moment_center_ = -1;
   /// Writes this unit's partial result of Reduce `r` to the workspace.

@@ -433,7 +433,7 @@ std::string KernelEmitter::flush_chunks(const PassPlan& plan, const std::string&
   for (int r : plan.chunked) {
     body += kahan_add(node(r), chunk(r)) + " ";
     if (is_moment_mean(plan, r))  // the block's sum too (centered_moments.cpp)
-      body += fmt::format("mb{}[{}] += {}; ", r, tile_index(), chunk(r));
+      body += fmt::format("{}[{}] += {}; ", mean_block_sum(r), tile_index(), chunk(r));
     body += fmt::format("{} = 0; ", chunk(r));
   }
   return tile_loop(ind, body, plan.folded ? "tf" : "t1");
@@ -552,6 +552,22 @@ void KernelEmitter::emit_pass(int pass, const std::string& indent, std::string& 
   out += indent + "}\n";
 }
 
+void KernelEmitter::emit_level_nodes(const PassPlan& plan, int level, const std::string& ind,
+                                     std::string& out) const {
+  for (const AscNode& n : graph_.nodes) {
+    const auto id = static_cast<size_t>(n.id);
+    if (!plan.need[id] || level_[id] != level) continue;
+    if (column_ && n.kind == AscKind::Store) {  // constant along the tile axis
+      std::string store;
+      emit_node(n, "", store);
+      out += fmt::format("{}if (tile == 0) {}", ind, store);
+    } else {
+      emit_node(n, ind, out);
+    }
+  }
+  out += pass_updates(plan, level, ind);
+}
+
 void KernelEmitter::emit_pass_body(const PassPlan& plan, const std::string& indent,
                                    std::string& out) const {
   if (!plan.moments.empty()) {
@@ -563,18 +579,7 @@ void KernelEmitter::emit_pass_body(const PassPlan& plan, const std::string& inde
   for (int level = 1; level <= plan.scalar_levels; ++level) {
     out += reduced_loop_head(level, ind, plan.folded && level == plan.scalar_levels);
     ind += "  ";
-    for (const AscNode& n : graph_.nodes) {
-      const auto id = static_cast<size_t>(n.id);
-      if (!plan.need[id] || level_[id] != level) continue;
-      if (column_ && n.kind == AscKind::Store) {  // constant along the tile axis
-        std::string store;
-        emit_node(n, "", store);
-        out += fmt::format("{}if (tile == 0) {}", ind, store);
-      } else {
-        emit_node(n, ind, out);
-      }
-    }
-    out += pass_updates(plan, level, ind);
+    emit_level_nodes(plan, level, ind, out);
   }
   // The vector loop, unless the pass's deepest loop is a scalar one (a
   // column layout pass that needs no value varying along the tile).
