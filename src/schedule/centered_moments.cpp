@@ -5,9 +5,10 @@
 // Computed per block of rows that fits the L2 (the block's mean, then the
 // squares about it from the L2) and merged across blocks by Chan, Golub and
 // LeVeque's formula, the variance runs in the mean's pass: x comes from
-// memory twice. As accurate as two passes: each block's sum of squares is
-// two-pass about its own mean, and the merge adds only non-negative terms
-// (codegen/cpu/centered_moments.cpp has the arithmetic).
+// memory twice. Each block's sum of squares is two-pass about its own mean
+// and the merge adds only non-negative terms; the means' rounding enters the
+// merge to first order, ~2 eps (|mean| / sd) / sqrt(block rows) relative
+// (codegen/cpu/centered_moments.cpp has the arithmetic and the bound).
 //
 // Only the column layout with one reduced axis. Kernels with moments never
 // fold rows into the vector loop (tiling::folds_rows: lanes would each need
@@ -71,9 +72,9 @@ std::vector<CenteredMoment> find_centered_moments(const ScheduledKernel& k) {
       continue;
     const AscNode& sub = g.node(square.inputs[0]);
     for (int operand : sub.inputs) {
-      const AscNode& m = g.node(operand);  // the Broadcast's input, if any
-      if (m.kind != AscKind::Broadcast) continue;
-      const AscNode& mean = g.node(m.inputs.at(0));
+      const AscNode& broadcast = g.node(operand);  // of the mean, if this is x - mean
+      if (broadcast.kind != AscKind::Broadcast) continue;
+      const AscNode& mean = g.node(broadcast.inputs.at(0));
       if (mean.kind != AscKind::Reduce || mean.op != OpKind::ReduceMean || !float_compute(mean) ||
           ascir::compute_dtype(mean.dtype) != ascir::compute_dtype(v.dtype))
         continue;

@@ -82,33 +82,32 @@ int64_t array_bytes_per_lane(const ScheduledKernel& k) {
   return std::max<int64_t>(bytes, 1);
 }
 
-/// Bytes per tile lane of one reduced index of the Loads varying along the
-/// tile axis and a reduced axis (at least 1).
+/// A Load or Gather read along the tile axis and a reduced axis: what each
+/// pass over a tile streams.
+bool tile_stream(const ScheduledKernel& k, const AscNode& n) {
+  return (n.kind == AscKind::Load || n.kind == AscKind::Gather) && varies_along(n, k.tile_axis) &&
+         varies_along_reduced(k, n);
+}
+
+/// Bytes per tile lane of one reduced index of the tile streams (at least 1).
 int64_t tile_row_bytes_per_lane(const ScheduledKernel& k) {
   int64_t bytes = 0;
   for (const AscNode& n : k.graph.nodes)
-    if ((n.kind == AscKind::Load || n.kind == AscKind::Gather) && varies_along(n, k.tile_axis) &&
-        varies_along_reduced(k, n))
-      bytes += dtype_size(n.dtype);
+    if (tile_stream(k, n)) bytes += dtype_size(n.dtype);
   return std::max<int64_t>(bytes, 1);
 }
 
-/// Bytes per tile lane that a pass after the first reads again: the Loads
-/// varying along the tile axis and a reduced axis, over the reduced extent.
+/// Bytes per tile lane that a pass after the first reads again: the tile
+/// streams over the reduced extent they vary along.
 sym::Expr resident_bytes_per_lane(const ScheduledKernel& k) {
   const AscGraph& g = k.graph;
   sym::Expr bytes(0);
   for (const AscNode& n : g.nodes) {
-    if ((n.kind != AscKind::Load && n.kind != AscKind::Gather) || !varies_along(n, k.tile_axis))
-      continue;
+    if (!tile_stream(k, n)) continue;
     sym::Expr extent(static_cast<int64_t>(dtype_size(n.dtype)));
-    bool reduced = false;
-    for (int a : k.inner_axes) {
-      if (!varies_along(n, a)) continue;
-      extent = extent * g.axes.at(static_cast<size_t>(a)).size;
-      reduced = true;
-    }
-    if (reduced) bytes = bytes + extent;
+    for (int a : k.inner_axes)
+      if (varies_along(n, a)) extent = extent * g.axes.at(static_cast<size_t>(a)).size;
+    bytes = bytes + extent;
   }
   return sym::max(bytes, sym::Expr(1));
 }
