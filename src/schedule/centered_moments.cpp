@@ -5,10 +5,10 @@
 // Computed per block of rows that fits the L2 (the block's mean, then the
 // squares about it from the L2) and merged across blocks by Chan, Golub and
 // LeVeque's formula, the variance runs in the mean's pass: x comes from
-// memory twice. Each block's sum of squares is two-pass about its own mean
-// and the merge adds only non-negative terms; the means' rounding enters the
-// merge to first order, ~2 eps (|mean| / sd) / sqrt(block rows) relative
-// (codegen/cpu/centered_moments.cpp has the arithmetic and the bound).
+// memory twice. Each block's sum of squares is two-pass about its own mean,
+// and the merge works in offsets from the first block's center, so it is as
+// accurate as two passes at any |mean| / sd (codegen/cpu/centered_moments.cpp
+// has the arithmetic and the bound).
 //
 // Only the column layout with one reduced axis. Kernels with moments never
 // fold rows into the vector loop (tiling::folds_rows: lanes would each need

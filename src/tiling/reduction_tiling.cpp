@@ -32,8 +32,9 @@
 //     S * W * length / S it reads). Row layout segments along the vector axis
 //     are whole multiples of 64 elements.
 //  4. af_choose_blocks over the units; a split kernel runs split_phases()
-//     launches and gets a workspace of one slot per partial_reduces() entry,
-//     each units * W * kWorkspaceElementBytes (rounded to 64 bytes).
+//     launches and gets a workspace of one slot per partial_reduces() entry
+//     and two per centered moment (workspace_slots), each units * W *
+//     kWorkspaceElementBytes (rounded to 64 bytes).
 //  5. Centered moments (schedule.h): the moment loop's blocks, mom_rows
 //     reduced indices whose tile rows fill about a quarter of the L2 (at
 //     least one 64-index chunk). Such kernels never fold rows (their tile
@@ -168,12 +169,21 @@ std::vector<int> partial_reduces(const ScheduledKernel& kernel) {
   return out;
 }
 
+size_t workspace_slots(const ScheduledKernel& kernel) {
+  return partial_reduces(kernel).size() + 2 * kernel.moments.size();
+}
+
+size_t moment_workspace_slot(const ScheduledKernel& kernel, size_t index) {
+  AF_CHECK(index < kernel.moments.size(), "moment {} of {}", index, kernel.moments.size());
+  return partial_reduces(kernel).size() + 2 * index;
+}
+
 std::string emit_reduction_tiling(const ScheduledKernel& k,
                                   std::string (*print)(const sym::Expr&)) {
   const AscGraph& g = k.graph;
   const bool column = k.tile_axis >= 0;
   const int phases = schedule::split_phases(k);
-  const size_t slots = partial_reduces(k).size();
+  const size_t slots = workspace_slots(k);
   std::string c;
   c += "  // Reduction: rows, tiles and segments (tiling.h, reduction_tiling.cpp).\n";
   c += fmt::format("  const int64_t rows = {};\n", print(work_units(k)));

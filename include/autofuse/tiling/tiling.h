@@ -247,5 +247,12 @@ sym::Expr transpose_tile_units(const schedule::ScheduledKernel& kernel,
 /// along a reduced axis), in node order: when the kernel is split, entry i
 /// keeps its per-unit partial results in workspace slot i.
 std::vector<int> partial_reduces(const schedule::ScheduledKernel& kernel);
+/// Workspace slots of a split Reduction kernel: one per partial_reduces()
+/// entry, then two per centered moment (kernel.moments order): each
+/// segment's shift and its mean's offset from the shift
+/// (codegen/cpu/centered_moments.cpp).
+size_t workspace_slots(const schedule::ScheduledKernel& kernel);
+/// The first of centered moment `index`'s two extra slots.
+size_t moment_workspace_slot(const schedule::ScheduledKernel& kernel, size_t index);
 
 }  // namespace autofuse::tiling

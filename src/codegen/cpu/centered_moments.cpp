@@ -10,27 +10,31 @@
 //   2. c = ms<mean> / nb, the block's mean (nb = me - mb), per column;
 //   3. a second loop over the block (x from the L2) computing the moment's
 //      input with c in place of the mean, summed in chunks of 64 into the
-//      block's b = sum((x - c)^2); when the data comes from memory
-//      (td->pf_rows > 0) it prefetches the next block's rows into the L2;
-//   4. Chan, Golub and LeVeque's merge into the running moment, with na =
-//      mb - lo indices so far and their running mean mr:
-//        d = c - mr;  mr += d * nb / (na + nb);
-//        M2 += b + d * (d * na * nb / (na + nb))   (Kahan's compensated add;
-//        d * (d * w): the first block's w is 0, and d^2 could overflow)
-// Every term added to M2 is non-negative and each block's b is a two-pass
-// sum about (nearly) its own mean: relative error about (64 + mom_rows /
-// 64 + 2) eps, as the two-pass sum's, plus the means' rounding (block sums
-// in chunks, the running mean: ~eps |mean| each) in d, which the merge's
-// correction terms (about 1 / nb of M2) carry to first order: ~2 eps
-// (|mean| / sd) / sqrt(nb) relative, 1.5e-4 for a mean of 1e4 standard
-// deviations in blocks of 64 rows (5e-5 in 512-row blocks: 256 f32
-// columns on a 2 MiB L2). E[x^2] - E[x]^2 would lose (|mean| / sd)^2 eps.
+//      block's q = sum((x - c)^2), and e = sum(x - c) beside it; when the
+//      data comes from memory (td->pf_rows > 0) it prefetches the next
+//      block's rows into the L2;
+//   4. Chan, Golub and LeVeque's merge into the running moment, in offsets
+//      from the shift k = the unit's first block center: the block's mean
+//      is c + e / nb, its offset o = (c - k) + e / nb and its M2 about its
+//      own mean q - e^2 / nb; with na = mb - lo indices so far and their
+//      running offset mean r:
+//        d = o - r;  r += d * nb / (na + nb);
+//        M2 += (q - e^2 / nb) + d * (d * na * nb / (na + nb))
+//      (Kahan's compensated add; a rounded-negative block M2 counts 0).
+// Why offsets: c carries the rounding of a sum of x, ~eps |mean|; as an
+// offset it cancels exactly (x - c and c - k are differences of nearby
+// floats, exact by Sterbenz), and e / nb measures the true block mean about
+// c to ~eps sd. So no error term grows with |mean| / sd: relative error
+// about (64 + mom_rows / 64 + 2) eps, as the two-pass sum's. (Merging the
+// rounded block means directly, as session 20 did, carried ~2 eps (|mean| /
+// sd) / sqrt(nb) to first order: 4.4e-4 at a mean of 1e4 sd in 64-row
+// blocks, every digit lost at 1e5; now <= 3.3e-6 at any offset tested.)
 //
-// A split kernel writes each segment's M2 (about the segment's running
-// mean) to the workspace beside its sum; the combine merges the segments
-// about the row's final mean m: M2 = sum_s M2_s + n_s (sum_s / n_s - m)^2
-// (exact in real arithmetic whatever each segment was centered on within
-// rounding: sum_s / n_s is the segment's mean).
+// A split kernel writes each segment's M2 (about its own mean), its shift k
+// and its mean's offset r to the workspace (tiling::workspace_slots); the
+// combine takes segment s's mean as (k_s - k_0) + r_s, an offset from
+// segment 0's shift, and merges: R = sum n_s o_s / n, M2 = sum M2_s +
+// n_s (o_s - R)^2, in segment order.
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -57,6 +61,14 @@ std::string center(int r) {
 std::string block_squares(int r) {
   return fmt::format("mq{}", r);
 }
+/// Moment `r`'s shift (its unit's first block center) and its block's sum
+/// of deviations from the block's center.
+std::string shift(int r) {
+  return fmt::format("mk{}", r);
+}
+std::string block_deviations(int r) {
+  return fmt::format("md{}", r);
+}
 
 }  // namespace
 
@@ -67,7 +79,8 @@ std::string KernelEmitter::moment_arrays() const {
   for (const schedule::CenteredMoment& m : kernel_.moments) {
     const std::string type = c_compute_type(node(m.moment).dtype);
     for (const std::string& name :
-         {running_mean(m.moment), center(m.moment), block_squares(m.moment)})
+         {running_mean(m.moment), center(m.moment), block_squares(m.moment), shift(m.moment),
+          block_deviations(m.moment)})
       out += fmt::format("  {} {}[{}] __attribute__((aligned(64)));\n", type, name, lanes);
     if (std::find(means.begin(), means.end(), m.mean) != means.end()) continue;
     means.push_back(m.mean);
@@ -106,8 +119,10 @@ void KernelEmitter::emit_moment_pass_body(const PassPlan& plan, const std::strin
   emit_pass_init(plan, ind, out);
   std::string init;
   for (int v : plan.moments)
-    init += fmt::format("{} = 0; {} = 0; {} = 0; {}[{}] = 0; {}[{}] = 0; ", acc(v), comp(v),
-                        chunk(v), running_mean(v), tile_index(), block_squares(v), tile_index());
+    init +=
+        fmt::format("{} = 0; {} = 0; {} = 0; {}[{t}] = 0; {}[{t}] = 0; {}[{t}] = 0; {}[{t}] = 0; ",
+                    acc(v), comp(v), chunk(v), running_mean(v), block_squares(v), shift(v),
+                    block_deviations(v), fmt::arg("t", tile_index()));
   out += tile_loop(ind, init);
   out += fmt::format("{0}for (int64_t mb_ = lo; mb_ < hi; mb_ += td->{1}) {{  // blocks\n", ind,
                      tiling::kMomentRowsField);
@@ -159,7 +174,10 @@ void KernelEmitter::emit_moment_pass_body(const PassPlan& plan, const std::strin
     // memory idles while this loop runs (batchnorm_stats [65536, 256] f32,
     // one thread: 0.85-0.9x the time).
     out += column_prefetches(1, "t1", body, in3, "(me_ - mb_)", ", 0, 2");
-    const std::string update = fmt::format("{} += {};", chunk(v), value(moment.inputs.at(0)));
+    const AscNode& square = node(moment.inputs.at(0));
+    const std::string update =
+        fmt::format("{} += {}; {}[{}] += {};", chunk(v), value(square.id), block_deviations(v),
+                    tile_index(), value(square.inputs.at(0)));
     emit_inner_loop(
         kernel_.tile_axis, "t0", "t1", body, "#pragma omp simd",
         [&](const std::string& at) { return at + update + "\n"; }, in3, out);
@@ -173,14 +191,24 @@ void KernelEmitter::emit_moment_pass_body(const PassPlan& plan, const std::strin
                        type, type);
     out += fmt::format("{}const {} wo_ = ({})(mb_ - lo) * w_;  // na * nb / (na + nb)\n", in2, type,
                        type);
-    const std::string d =
-        fmt::format("({}[{}] - {}[{}])", center(v), tile_index(), running_mean(v), tile_index());
-    const std::string merge =
-        fmt::format("const {0} d_ = {1}; {2}[{3}] += d_ * w_; {4} {5}[{3}] = 0; {6} = 0;", type, d,
-                    running_mean(v), tile_index(),
-                    kahan_add(moment, fmt::format("({}[{}] + {} + d_ * (d_ * wo_))",
-                                                  block_squares(v), tile_index(), chunk(v))),
-                    block_squares(v), chunk(v));
+    const std::string t = tile_index();
+    out += in2 + "if (mb_ == lo) {  // the shift: the first block's center\n";
+    out += tile_loop(in2 + "  ",
+                     fmt::format("{}[{t}] = {}[{t}];", shift(v), center(v), fmt::arg("t", t)));
+    out += in2 + "}\n";
+    // The deviations' sum is +-nb (block mean - center): Sub(x, mean) or
+    // Sub(mean, x).
+    const bool x_first = node(square.inputs.at(0)).inputs.at(0) == node(mean).inputs.at(0);
+    const std::string merge = fmt::format(
+        "const {type} e_ = {sign}{md}[{t}] / nb_; "
+        "const {type} q_ = {mq}[{t}] + {chunk} - {md}[{t}] * ({md}[{t}] / nb_); "
+        "const {type} d_ = (({mc}[{t}] - {mk}[{t}]) + e_) - {mr}[{t}]; {mr}[{t}] += d_ * w_; "
+        "{add} {mq}[{t}] = 0; {md}[{t}] = 0; {chunk} = 0;",
+        fmt::arg("type", type), fmt::arg("sign", x_first ? "" : "-"),
+        fmt::arg("md", block_deviations(v)), fmt::arg("t", t), fmt::arg("mq", block_squares(v)),
+        fmt::arg("chunk", chunk(v)), fmt::arg("mc", center(v)), fmt::arg("mk", shift(v)),
+        fmt::arg("mr", running_mean(v)),
+        fmt::arg("add", kahan_add(moment, "((q_ < 0 ? 0 : q_) + d_ * (d_ * wo_))")));
     out += tile_loop(in2, merge) + in1 + "}\n";
   }
   out += ind + "}\n";
@@ -189,39 +217,65 @@ void KernelEmitter::emit_moment_pass_body(const PassPlan& plan, const std::strin
   for (int v : plan.moments) {
     fold_back += fmt::format("{} -= {}; ", acc(v), comp(v));
     emit_partial_write(v, ind + "  ", partials);
+    const std::string type = c_compute_type(node(v).dtype);
+    const size_t slot = moment_slot(v);
+    partials += tile_loop(
+        ind + "  ",
+        fmt::format("(({type}*)(ws + {s0} * td->{f}))[row * tw + {t}] = {mk}[{t}]; "
+                    "(({type}*)(ws + {s1} * td->{f}))[row * tw + {t}] = {mr}[{t}];",
+                    fmt::arg("type", type), fmt::arg("s0", slot), fmt::arg("s1", slot + 1),
+                    fmt::arg("f", tiling::kWorkspaceSlotField), fmt::arg("t", tile_index()),
+                    fmt::arg("mk", shift(v)), fmt::arg("mr", running_mean(v))));
   }
   out += tile_loop(ind, fold_back);
   if (split_possible()) out += ind + "if (nsplit > 1) {\n" + partials + ind + "}\n";
 }
 
+size_t KernelEmitter::moment_slot(int r) const {
+  for (size_t i = 0; i < kernel_.moments.size(); ++i)
+    if (kernel_.moments[i].moment == r) return tiling::moment_workspace_slot(kernel_, i);
+  AF_CHECK(false, "kernel {}: {} is not a centered moment", graph_.name, node(r).name);
+  return 0;
+}
+
 void KernelEmitter::emit_moment_combine(int r, const std::string& indent, std::string& out) const {
   const AscNode& n = node(r);
-  const AscNode& mean = node(kernel_.moment_of(r)->mean);
   const ReduceCode code = reduce_code(n.op, n.dtype);
-  const ReduceCode mean_code = reduce_code(mean.op, mean.dtype);
   const std::string type = c_compute_type(n.dtype);
   const std::string in1 = indent + "  ", in2 = in1 + "  ";
+  const size_t slot = moment_slot(r);
   out += fmt::format(
-      "{}if (nsplit > 1) {{  // {}: the segments' moments about the row's mean, in segment "
+      "{}if (nsplit > 1) {{  // {}: the segments' moments about their common mean, in segment "
       "order\n",
       indent, n.name);
-  out += fmt::format("{}const {}* w_ = (const {}*)(ws + {} * td->{}) + (row - seg) * tw;\n", in1,
-                     code.acc_type, code.acc_type, slot_.at(static_cast<size_t>(r)),
-                     tiling::kWorkspaceSlotField);
-  out += fmt::format("{}const {}* wm_ = (const {}*)(ws + {} * td->{}) + (row - seg) * tw;\n", in1,
-                     mean_code.acc_type, mean_code.acc_type, slot_.at(static_cast<size_t>(mean.id)),
-                     tiling::kWorkspaceSlotField);
-  out += tile_loop(in1, fmt::format("{} = 0;", acc(r)));
+  const auto slot_pointer = [&](const std::string& name, size_t index) {
+    return fmt::format("{}const {}* {} = (const {}*)(ws + {} * td->{}) + (row - seg) * tw;\n", in1,
+                       code.acc_type, name, code.acc_type, index, tiling::kWorkspaceSlotField);
+  };
+  out += slot_pointer("w_", static_cast<size_t>(slot_.at(static_cast<size_t>(r))));
+  out += slot_pointer("wk_", slot);
+  out += slot_pointer("wo_", slot + 1);
   const int axis = kernel_.inner_axes.front();
-  out += fmt::format("{}for (int64_t s_ = 0; s_ < nsplit; ++s_) {{\n", in1);
-  out += fmt::format("{}const {} ns_ = ({})af_min(td->{}, {} - s_ * td->{});\n", in2, type, type,
-                     tiling::kSegmentField, size(axis), tiling::kSegmentField);
-  const std::string row_mean =
-      reduce_result(mean.op, mean.dtype, acc(mean.id), nan(mean.id), reduce_count(mean));
+  const std::string t = tile_index();
+  // Segment s's mean is wk_[s] + wo_[s]; as an offset from segment 0's
+  // shift, (wk_[s] - wk_[0]) + wo_[s] (the shifts differ by about the
+  // means' spread, so the difference is exact or nearly). Their weighted
+  // mean first (in mr), then the squares about it.
+  const std::string offset =
+      fmt::format("((wk_[s_ * tw + {t}] - wk_[{t}]) + wo_[s_ * tw + {t}])", fmt::arg("t", t));
+  const std::string segments = fmt::format(
+      "{}for (int64_t s_ = 0; s_ < nsplit; ++s_) {{\n{}const {} ns_ = ({})af_min(td->{}, "
+      "{} - s_ * td->{});\n",
+      in1, in2, type, type, tiling::kSegmentField, size(axis), tiling::kSegmentField);
+  out += tile_loop(in1, fmt::format("{} = 0; {}[{}] = 0;", acc(r), running_mean(r), t));
+  out += segments;
+  out += tile_loop(in2, fmt::format("{}[{}] += ns_ * {};", running_mean(r), t, offset));
+  out += in1 + "}\n";
+  out += tile_loop(in1, fmt::format("{}[{}] /= ({})({});", running_mean(r), t, type, size(axis)));
+  out += segments;
   out += tile_loop(
-      in2, fmt::format("const {0} d_ = wm_[s_ * tw + {1}] / ns_ - {2}; {3} += w_[s_ * tw + {1}] + "
-                       "d_ * d_ * ns_;",
-                       type, tile_index(), row_mean, acc(r)));
+      in2, fmt::format("const {} d_ = {} - {}[{}]; {} += w_[s_ * tw + {}] + d_ * (d_ * ns_);", type,
+                       offset, running_mean(r), t, acc(r), t));
   out += in1 + "}\n" + indent + "}\n";
 }
 

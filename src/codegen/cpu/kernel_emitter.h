@@ -335,6 +335,8 @@ class KernelEmitter {
                              std::string& out) const;
   void emit_moment_combine(int r, const std::string& indent, std::string& out) const;
   std::string moment_center(int id) const;
+  /// The first of moment `r`'s two extra workspace slots (shift, offset).
+  size_t moment_slot(int r) const;
   /// The block-sum array of a moment's mean `r` (filled by flush_chunks).
   static std::string mean_block_sum(int r) { return "ms" + std::to_string(r); }
   /// While a centered moment's loop is emitted: that moment's Reduce; else -1.
