@@ -28,9 +28,9 @@
 //     balance within ~20%; fewer, down to half, when that makes the units a
 //     multiple of `want`), no more than its length and, in the column
 //     layout, no more than sqrt(length / 64) (every unit of a later launch
-//     combines the partials of its tile: S * W values, kept small against the
-//     S * W * length / S it reads). Row layout segments along the vector axis
-//     are whole multiples of 64 elements.
+//     combines the partials of its tile: S * W values, a centered moment 3 *
+//     S * W, kept small against the S * W * length / S it reads). Row layout segments along the
+//     vector axis are whole multiples of 64 elements.
 //  4. af_choose_blocks over the units; a split kernel runs split_phases()
 //     launches and gets a workspace of one slot per partial_reduces() entry
 //     and two per centered moment (workspace_slots), each units * W *
@@ -76,9 +76,10 @@ int64_t array_bytes_per_lane(const ScheduledKernel& k) {
     if (!k.is_row_node.at(static_cast<size_t>(n.id)) || !varies_along(n, k.tile_axis)) continue;
     bytes += dtype_size(ascir::compute_dtype(n.dtype));
     if (n.kind == AscKind::Reduce) bytes += 3 * dtype_size(ascir::compute_dtype(n.dtype)) + 4;
-    // A centered moment's running mean, block center and block sum, and
-    // its mean's block sum (codegen/cpu/centered_moments.cpp).
-    if (k.moment_of(n.id)) bytes += 4 * dtype_size(ascir::compute_dtype(n.dtype));
+    // A centered moment's running mean offset, block center, block squares,
+    // shift and block deviations, and its mean's block sum (counted per
+    // moment: at most once too many; codegen/cpu/centered_moments.cpp).
+    if (k.moment_of(n.id)) bytes += 6 * dtype_size(ascir::compute_dtype(n.dtype));
   }
   return std::max<int64_t>(bytes, 1);
 }

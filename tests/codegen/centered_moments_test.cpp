@@ -7,6 +7,7 @@
 // drifting mean, against the exact two-pass variance in double.
 #include <algorithm>
 #include <cmath>
+#include <regex>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -45,14 +46,18 @@ std::string stats_text(const std::string& dtype, const std::string& d, const std
   return text;
 }
 
-/// Mean and variance alone, 64 columns.
-constexpr const char* kStatsOnly = R"(graph g(x: f32[N, 64]) {
+/// Mean and variance alone, 64 columns; the deviation as m - x when
+/// `reversed`.
+std::string stats_only(bool reversed = false) {
+  return fmt::format(R"(graph g(x: f32[N, 64]) {{
   m = reduce_mean(x, axes=[0], keepdims=true)
-  xc = sub(x, m)
+  xc = sub({})
   sq = mul(xc, xc)
   v = reduce_mean(sq, axes=[0], keepdims=true)
   return m, v
-})";
+}})",
+                     reversed ? "m, x" : "x, m");
+}
 
 /// A second moment about a moment (the fourth central moment's pieces).
 constexpr const char* kMomentOfAMoment = R"(graph g(x: f32[N, 128]) {
@@ -84,7 +89,7 @@ TEST(CenteredMoments, TheScheduleRunsTheVarianceInTheMeansPass) {
   EXPECT_EQ(schedule::split_phases(k), 2);
   // Statistics alone: the variance's old pass is gone (one pass, then the
   // Stores of both in their own launch when split).
-  const schedule::ScheduledKernel stats = scheduled(kStatsOnly);
+  const schedule::ScheduledKernel stats = scheduled(stats_only());
   ASSERT_EQ(stats.moments.size(), 1u);
   EXPECT_EQ(stats.num_passes, 1);
   EXPECT_EQ(schedule::split_phases(stats), 2);
@@ -196,6 +201,66 @@ TEST(CenteredMoments, NanAndInfinityPropagateToTheirColumnsOnly) {
   check_split_cases(cases, /*expect_split=*/true);
 }
 
+/// Column 0's first 64 rows: FLT_MAX, then 63 rows of -5.4023e36: their sum
+/// is finite (about -6.5e34), but FLT_MAX minus their mean overflows f32 and
+/// every square does: the variance is +inf, as in the reference.
+std::vector<HostTensor> with_overflowing_deviations(const Graph& graph,
+                                                    const sym::Binding& binding) {
+  std::vector<HostTensor> inputs = random_inputs(graph, binding, 11);
+  HostTensor& x = inputs[0];
+  const int64_t n = binding.at("N"), d = x.numel() / std::max<int64_t>(n, 1);
+  for (int64_t i = 0; i < std::min<int64_t>(n, 64); ++i)
+    x.set_f64(i * d, i == 0 ? 3.4028234663852886e38 : -5.4023e36);
+  return inputs;
+}
+
+TEST(CenteredMoments, OverflowingDeviationsGiveInfinityNotNan) {
+  // Before the guard the block's deviation sum was +inf and its correction
+  // inf - inf: NaN. (rtol 2e-3: column 0's mean cancels 5000-fold, so its
+  // rounding depends on the order of the sum.)
+  std::vector<GraphCase> cases;
+  GraphCase c{"overflow",
+              parse_graph(stats_text("f32", "64", "reduce_mean", false)),
+              {{{"N", 64}}, {{"N", 65}}, {{"N", 200}}, {{"N", 4099}}},
+              2e-3,
+              2e-4};
+  c.make_inputs = with_overflowing_deviations;
+  cases.push_back(std::move(c));
+  GraphCase reversed{"overflow_reversed",
+                     parse_graph(stats_text("f32", "64", "reduce_sum", true)),
+                     {{{"N", 64}}, {{"N", 4099}}},
+                     2e-3,
+                     2e-4};
+  reversed.make_inputs = with_overflowing_deviations;
+  cases.push_back(std::move(reversed));
+  check_split_cases(cases, /*expect_split=*/true);
+}
+
+TEST(CenteredMoments, TileArraysFitTheStackBudget) {
+  // The tiling's per-lane count (reduction_tiling.cpp, array_bytes_per_lane)
+  // must cover every array the moment code declares: f64 over 1024 columns
+  // is the widest case.
+  for (const char* dtype : {"f32", "f64"}) {
+    std::vector<schedule::ScheduledKernel> kernels = {
+        scheduled(stats_text(dtype, "1024", "reduce_mean", false))};
+    ASSERT_EQ(kernels[0].moments.size(), 1u) << dtype;
+    const codegen::ModuleSource module = codegen::generate_cpu_module(kernels);
+    const std::string code = module.code.substr(module.code.rfind("_kernel(const void*"));
+    const std::regex array(
+        R"((float|double|int32_t|int64_t|int|uint8_t) \w+\[(\d+)\] __attribute__)");
+    int64_t bytes = 0;
+    for (auto it = std::sregex_iterator(code.begin(), code.end(), array);
+         it != std::sregex_iterator(); ++it) {
+      const std::string type = (*it)[1];
+      const int64_t size = type == "double" || type == "int64_t" ? 8 : type == "uint8_t" ? 1 : 4;
+      if (std::stoll((*it)[2]) == tiling::max_tile(kernels[0]))
+        bytes += size * std::stoll((*it)[2]);
+    }
+    EXPECT_GT(bytes, 0) << dtype;
+    EXPECT_LE(bytes, tiling::kTileStackBytes) << dtype;
+  }
+}
+
 /// x[i, j] = offset + scale * (drift * i + a pseudo-random value in [-1, 1)).
 std::vector<HostTensor> offset_input(int64_t n, int64_t d, double offset, double drift,
                                      double scale) {
@@ -213,45 +278,52 @@ TEST(CenteredMoments, AccurateWithALargeOffsetAndADriftingMean) {
   // E[x^2] - E[x]^2 in f32 loses every digit at an offset of 1000 (its
   // square is 2^20 times the variance); blocks whose means drift apart
   // test the merge's correction terms.
-  const Graph graph = parse_graph(kStatsOnly);
-  std::vector<schedule::ScheduledKernel> kernels = {schedule_graph(graph)};
-  ASSERT_EQ(kernels[0].moments.size(), 1u);
-  const codegen::ModuleSource module = codegen::generate_cpu_module(kernels);
-  const auto so = compile(module);
-  const int64_t n = 300007, d = 64;
-  const af_machine machines[] = {one_core(), split_machine(4, 64),
-                                 af_machine{1, 32 << 10, 4 << 10, 1 << 10, 64, 1, 0}};
-  // {offset, drift, scale}; at 1e20 the first block's mean squared overflows
-  // f32; at 3e6 the data's spacing is 0.25 (a quarter of the spread).
-  for (const auto& [offset, drift, scale] :
-       {std::tuple{1000.0, 0.0, 1.0}, std::tuple{0.0, 1e-4, 1.0}, std::tuple{-500.0, 3e-3, 1.0},
-        std::tuple{1e20, 0.0, 1e16}, std::tuple{1e4, 0.0, 1.0}, std::tuple{-1e5, 1e-5, 1.0},
-        std::tuple{3e6, 0.0, 1.0}}) {
-    const std::vector<HostTensor> inputs = offset_input(n, d, offset, drift, scale);
-    std::vector<double> mean(d, 0), m2(d, 0);
-    for (int64_t i = 0; i < n * d; ++i)
-      mean[static_cast<size_t>(i % d)] += inputs[0].get_f64(i);
-    for (double& m : mean)
-      m /= static_cast<double>(n);
-    for (int64_t i = 0; i < n * d; ++i) {
-      const double dev = inputs[0].get_f64(i) - mean[static_cast<size_t>(i % d)];
-      m2[static_cast<size_t>(i % d)] += dev * dev;
-    }
-    for (const af_machine& machine : machines) {
-      const PhasedRun run =
-          run_phased(*so, module.kernels[0], kernels[0].graph, graph, inputs, {{"N", n}}, machine);
-      for (int64_t j = 0; j < d; ++j) {
-        const double want = m2[static_cast<size_t>(j)] / static_cast<double>(n);
-        // Blocks of >= 64 rows in chunks of 64, Kahan across blocks: about
-        // (64 + blocks' chunks + a few) eps, and the f32 result's rounding.
-        // The merge works in offsets from each unit's first block center, so
-        // no term grows with |mean| / sd (codegen/cpu/centered_moments.cpp):
-        // at most 3.3e-6 measured, 6.0e-8 at an offset of 3e6 sd; before the
-        // shift 4.4e-4 at 1e4 and 2.1 (all digits) at -1e5 in 64-row blocks.
-        const double tol = 1e-5;
-        EXPECT_NEAR(run.outputs.at(1).get_f64(j), want, tol * want)
-            << "offset " << offset << " drift " << drift << " column " << j << " split "
-            << run.split << " cores " << machine.cores << " l2 " << machine.l2_bytes;
+  // Both forms, x - m and m - x (the block's deviation sum changes sign).
+  for (const bool reversed : {false, true}) {
+    const Graph graph = parse_graph(stats_only(reversed));
+    std::vector<schedule::ScheduledKernel> kernels = {schedule_graph(graph)};
+    ASSERT_EQ(kernels[0].moments.size(), 1u);
+    const codegen::ModuleSource module = codegen::generate_cpu_module(kernels);
+    const auto so = compile(module);
+    const int64_t n = 300007, d = 64;
+    const af_machine machines[] = {one_core(), split_machine(4, 64),
+                                   af_machine{1, 32 << 10, 4 << 10, 1 << 10, 64, 1, 0}};
+    // {offset, drift, scale}; at 1e20 the first block's mean squared overflows
+    // f32; at 3e6 the data's spacing is 0.25 (an eighth of its spread of 2).
+    for (const auto& [offset, drift, scale] :
+         {std::tuple{1000.0, 0.0, 1.0}, std::tuple{0.0, 1e-4, 1.0}, std::tuple{-500.0, 3e-3, 1.0},
+          std::tuple{1e20, 0.0, 1e16}, std::tuple{1e4, 0.0, 1.0}, std::tuple{-1e5, 1e-5, 1.0},
+          std::tuple{3e6, 0.0, 1.0}}) {
+      const std::vector<HostTensor> inputs = offset_input(n, d, offset, drift, scale);
+      std::vector<double> mean(d, 0), m2(d, 0);
+      for (int64_t i = 0; i < n * d; ++i)
+        mean[static_cast<size_t>(i % d)] += inputs[0].get_f64(i);
+      for (double& m : mean)
+        m /= static_cast<double>(n);
+      for (int64_t i = 0; i < n * d; ++i) {
+        const double dev = inputs[0].get_f64(i) - mean[static_cast<size_t>(i % d)];
+        m2[static_cast<size_t>(i % d)] += dev * dev;
+      }
+      for (const af_machine& machine : machines) {
+        const PhasedRun run = run_phased(*so, module.kernels[0], kernels[0].graph, graph, inputs,
+                                         {{"N", n}}, machine);
+        for (int64_t j = 0; j < d; ++j) {
+          const double want = m2[static_cast<size_t>(j)] / static_cast<double>(n);
+          // Blocks of >= 64 rows in chunks of 64, Kahan across blocks: about
+          // (64 + blocks' chunks + a few) eps, and the f32 result's rounding.
+          // The merge works in offsets from each unit's first block center, so
+          // no term grows with |mean| / sd (codegen/cpu/centered_moments.cpp):
+          // at most 3.3e-6 measured, 6.0e-8 at an offset of 3e6 sd; before the
+          // shift 4.4e-4 at 1e4 and 2.1 (all digits) at -1e5 in 64-row blocks.
+          const double tol = 1e-5;
+          EXPECT_NEAR(run.outputs.at(1).get_f64(j), want, tol * want)
+              << "offset " << offset << " drift " << drift << " column " << j << " split "
+              << run.split << " cores " << machine.cores << " l2 " << machine.l2_bytes
+              << " reversed " << reversed;
+        }
+        if (machine.cores > 1) {
+          EXPECT_GT(run.split, 1) << "the combine must be tested";
+        }
       }
     }
   }

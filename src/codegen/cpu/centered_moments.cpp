@@ -23,9 +23,14 @@
 //      (Kahan's compensated add; a rounded-negative block M2 counts 0).
 // Why offsets: c carries the rounding of a sum of x, ~eps |mean|; as an
 // offset it cancels exactly (x - c and c - k are differences of nearby
-// floats, exact by Sterbenz), and e / nb measures the true block mean about
-// c to ~eps sd. So no error term grows with |mean| / sd: relative error
-// about (64 + mom_rows / 64 + 2) eps, as the two-pass sum's. (Merging the
+// floats, exact by Sterbenz when |mean| exceeds the data's spread, else
+// rounded to ~eps spread), and e / nb (e summed plainly over the block)
+// measures the true block mean about c to ~eps max|x - c|. So while eps
+// |mean| / sd << 1 (else x itself holds few digits of its deviation) no
+// error term grows with |mean| / sd: relative error about (64 + mom_rows /
+// 64 + 2) eps, as the two-pass sum's, plus (eps |mean| / sd)^2 from q -
+// e^2 / nb. Deviations that overflow make the moment +inf, not NaN
+// (overflow_guard). (Merging the
 // rounded block means directly, as session 20 did, carried ~2 eps (|mean| /
 // sd) / sqrt(nb) to first order: 4.4e-4 at a mean of 1e4 sd in 64-row
 // blocks, every digit lost at 1e5; now <= 3.3e-6 at any offset tested.)
@@ -50,8 +55,9 @@ using ascir::AscKind;
 
 namespace {
 
-/// Moment `r`'s arrays: its running mean, its block's center, and its
-/// block's sum of squares (its mean's block sum: mean_block_sum).
+/// Moment `r`'s arrays: its running mean offset from the shift (which the
+/// split combine reuses for the segments' mean), its block's center, and
+/// its block's sum of squares (its mean's block sum: mean_block_sum).
 std::string running_mean(int r) {
   return fmt::format("mr{}", r);
 }
@@ -68,6 +74,15 @@ std::string shift(int r) {
 }
 std::string block_deviations(int r) {
   return fmt::format("md{}", r);
+}
+
+/// `term`, a sum of squares about a mean, or +inf where it is NaN but
+/// `squares` (the part summed from the data) is not. Deviations that
+/// overflow f32 make the offsets +-inf and their differences or products
+/// with 0 NaN, where the reference's variance is +inf; NaN or inf in the
+/// data make `squares` NaN, and that NaN stays.
+std::string overflow_guard(const std::string& term, const std::string& squares) {
+  return fmt::format("{0} == {0} || {1} != {1} ? {0} : __builtin_inff()", term, squares);
 }
 
 }  // namespace
@@ -200,15 +215,16 @@ void KernelEmitter::emit_moment_pass_body(const PassPlan& plan, const std::strin
     // Sub(mean, x).
     const bool x_first = node(square.inputs.at(0)).inputs.at(0) == node(mean).inputs.at(0);
     const std::string merge = fmt::format(
-        "const {type} e_ = {sign}{md}[{t}] / nb_; "
-        "const {type} q_ = {mq}[{t}] + {chunk} - {md}[{t}] * ({md}[{t}] / nb_); "
+        "const {type} e_ = {sign}{md}[{t}] / nb_, e2_ = {md}[{t}] * ({md}[{t}] / nb_); "
+        "const {type} q_ = {mq}[{t}] + {chunk} - (e2_ - e2_ == 0 ? e2_ : 0); "
         "const {type} d_ = (({mc}[{t}] - {mk}[{t}]) + e_) - {mr}[{t}]; {mr}[{t}] += d_ * w_; "
+        "const {type} m2_ = (q_ < 0 ? 0 : q_) + d_ * (d_ * wo_); "
         "{add} {mq}[{t}] = 0; {md}[{t}] = 0; {chunk} = 0;",
         fmt::arg("type", type), fmt::arg("sign", x_first ? "" : "-"),
         fmt::arg("md", block_deviations(v)), fmt::arg("t", t), fmt::arg("mq", block_squares(v)),
         fmt::arg("chunk", chunk(v)), fmt::arg("mc", center(v)), fmt::arg("mk", shift(v)),
         fmt::arg("mr", running_mean(v)),
-        fmt::arg("add", kahan_add(moment, "((q_ < 0 ? 0 : q_) + d_ * (d_ * wo_))")));
+        fmt::arg("add", kahan_add(moment, fmt::format("({})", overflow_guard("m2_", "q_")))));
     out += tile_loop(in2, merge) + in1 + "}\n";
   }
   out += ind + "}\n";
@@ -274,8 +290,10 @@ void KernelEmitter::emit_moment_combine(int r, const std::string& indent, std::s
   out += tile_loop(in1, fmt::format("{}[{}] /= ({})({});", running_mean(r), t, type, size(axis)));
   out += segments;
   out += tile_loop(
-      in2, fmt::format("const {} d_ = {} - {}[{}]; {} += w_[s_ * tw + {}] + d_ * (d_ * ns_);", type,
-                       offset, running_mean(r), t, acc(r), t));
+      in2,
+      fmt::format("const {} d_ = {} - {}[{}], m2_ = w_[s_ * tw + {}] + d_ * (d_ * ns_); {} += {};",
+                  type, offset, running_mean(r), t, t, acc(r),
+                  overflow_guard("m2_", fmt::format("w_[s_ * tw + {}]", t))));
   out += in1 + "}\n" + indent + "}\n";
 }
 
