@@ -28,9 +28,10 @@
 //     balance within ~20%; fewer, down to half, when that makes the units a
 //     multiple of `want`), no more than its length and, in the column
 //     layout, no more than sqrt(length / 64) (every unit of a later launch
-//     combines the partials of its tile: S * W values, a centered moment 3 *
-//     S * W, kept small against the S * W * length / S it reads). Row layout segments along the
-//     vector axis are whole multiples of 64 elements.
+//     combines the partials of its tile: S * W values, a centered moment
+//     3 * S * W, kept small against the S * W * length / S it reads). Row
+//     layout segments along the vector axis are whole multiples of 64
+//     elements.
 //  4. af_choose_blocks over the units; a split kernel runs split_phases()
 //     launches and gets a workspace of one slot per partial_reduces() entry
 //     and two per centered moment (workspace_slots), each units * W *

@@ -235,13 +235,11 @@ void KernelEmitter::emit_moment_pass_body(const PassPlan& plan, const std::strin
     emit_partial_write(v, ind + "  ", partials);
     const std::string type = c_compute_type(node(v).dtype);
     const size_t slot = moment_slot(v);
+    const std::string t = tile_index();
     partials += tile_loop(
         ind + "  ",
-        fmt::format("(({type}*)(ws + {s0} * td->{f}))[row * tw + {t}] = {mk}[{t}]; "
-                    "(({type}*)(ws + {s1} * td->{f}))[row * tw + {t}] = {mr}[{t}];",
-                    fmt::arg("type", type), fmt::arg("s0", slot), fmt::arg("s1", slot + 1),
-                    fmt::arg("f", tiling::kWorkspaceSlotField), fmt::arg("t", tile_index()),
-                    fmt::arg("mk", shift(v)), fmt::arg("mr", running_mean(v))));
+        fmt::format("{} = {}[{t}]; {} = {}[{t}];", workspace_element(type, slot, t), shift(v),
+                    workspace_element(type, slot + 1, t), running_mean(v), fmt::arg("t", t)));
   }
   out += tile_loop(ind, fold_back);
   if (split_possible()) out += ind + "if (nsplit > 1) {\n" + partials + ind + "}\n";
@@ -264,13 +262,10 @@ void KernelEmitter::emit_moment_combine(int r, const std::string& indent, std::s
       "{}if (nsplit > 1) {{  // {}: the segments' moments about their common mean, in segment "
       "order\n",
       indent, n.name);
-  const auto slot_pointer = [&](const std::string& name, size_t index) {
-    return fmt::format("{}const {}* {} = (const {}*)(ws + {} * td->{}) + (row - seg) * tw;\n", in1,
-                       code.acc_type, name, code.acc_type, index, tiling::kWorkspaceSlotField);
-  };
-  out += slot_pointer("w_", static_cast<size_t>(slot_.at(static_cast<size_t>(r))));
-  out += slot_pointer("wk_", slot);
-  out += slot_pointer("wo_", slot + 1);
+  out += workspace_row(code.acc_type, "w_", static_cast<size_t>(slot_.at(static_cast<size_t>(r))),
+                       in1);
+  out += workspace_row(code.acc_type, "wk_", slot, in1);
+  out += workspace_row(code.acc_type, "wo_", slot + 1, in1);
   const int axis = kernel_.inner_axes.front();
   const std::string t = tile_index();
   // Segment s's mean is wk_[s] + wo_[s]; as an offset from segment 0's

@@ -343,6 +343,13 @@ class KernelEmitter {
   mutable int moment_center_ = -1;
   /// Writes this unit's partial result of Reduce `r` to the workspace.
   void emit_partial_write(int r, const std::string& indent, std::string& out) const;
+  /// Workspace slot `slot` as `type` values: this unit's element at `lane`
+  /// (to write its partial), and the declaration of `name` pointing at the
+  /// row's first segment (for the combine to read every segment's).
+  std::string workspace_element(const std::string& type, size_t slot,
+                                const std::string& lane) const;
+  std::string workspace_row(const std::string& type, const std::string& name, size_t slot,
+                            const std::string& indent) const;
   /// The guard of a Store at stage `stage` (level 0 or a tile vector):
   /// empty when it always runs.
   std::string stage_store_guard(int stage, bool tile_vector) const;

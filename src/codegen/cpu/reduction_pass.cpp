@@ -172,9 +172,8 @@ void KernelEmitter::emit_combine(int r, const std::string& indent, std::string& 
   const std::string in1 = indent + "  ";
   out += fmt::format("{}if (nsplit > 1) {{  // {}: the row's partials, in segment order\n", indent,
                      n.name);
-  out += fmt::format("{}const {}* w_ = (const {}*)(ws + {} * td->{}) + (row - seg) * {};\n", in1,
-                     code.acc_type, code.acc_type, slot_.at(static_cast<size_t>(r)),
-                     tiling::kWorkspaceSlotField, stride);
+  out += workspace_row(code.acc_type, "w_", static_cast<size_t>(slot_.at(static_cast<size_t>(r))),
+                       in1);
   const std::string element = tile ? fmt::format("w_[s_ * {} + {}]", stride, tile_index())
                                    : fmt::format("w_[s_ * {}]", stride);
   const std::string step = reduce_update(n.op, n.dtype, acc(r), nan(r), element);
@@ -199,14 +198,26 @@ void KernelEmitter::emit_partial_write(int r, const std::string& indent, std::st
   // Max/min: NaN once any element was NaN (the combine's update sees it).
   const std::string partial =
       code.tracks_nan ? reduce_result(n.op, n.dtype, acc(r), nan(r), "1") : acc(r);
-  const std::string target = fmt::format(
-      "(({}*)(ws + {} * td->{}))[row * {} + {}]", code.acc_type, slot_.at(static_cast<size_t>(r)),
-      tiling::kWorkspaceSlotField, column_ ? "tw" : "1", tile ? tile_index() : "0");
+  const std::string target =
+      workspace_element(code.acc_type, static_cast<size_t>(slot_.at(static_cast<size_t>(r))),
+                        tile ? tile_index() : "0");
   if (!tile) {
     out += fmt::format("{}{} = {};  // {}\n", indent, target, partial, n.name);
   } else {
     out += tile_loop(indent, fmt::format("{} = {};", target, partial));
   }
+}
+
+std::string KernelEmitter::workspace_element(const std::string& type, size_t slot,
+                                             const std::string& lane) const {
+  return fmt::format("(({}*)(ws + {} * td->{}))[row * {} + {}]", type, slot,
+                     tiling::kWorkspaceSlotField, column_ ? "tw" : "1", lane);
+}
+
+std::string KernelEmitter::workspace_row(const std::string& type, const std::string& name,
+                                         size_t slot, const std::string& indent) const {
+  return fmt::format("{}const {}* {} = (const {}*)(ws + {} * td->{}) + (row - seg) * {};\n", indent,
+                     type, name, type, slot, tiling::kWorkspaceSlotField, column_ ? "tw" : "1");
 }
 
 KernelEmitter::PassPlan KernelEmitter::plan_pass(int pass) const {
