@@ -258,7 +258,8 @@ def bench_rows(args, env, threads, pattern, dtype, model_path):
         })
     b = doc["results"][0]
     stream = {"triad_gbps": b["stream_gbps"], "copy_gbps": b["stream_copy_gbps"],
-              "triad_nt_gbps": b["stream_triad_nt_gbps"], "copy_nt_gbps": b["stream_copy_nt_gbps"]}
+              "triad_nt_gbps": b["stream_triad_nt_gbps"], "copy_nt_gbps": b["stream_copy_nt_gbps"],
+              "read_gbps": b["stream_read_gbps"]}
     return rows, stream
 
 

@@ -46,15 +46,17 @@ struct BenchOptions {
   bool json = false;
 };
 
-// The STREAM figure for a kernel that reads `read` bytes per `written` byte:
-// copy (1:1) or triad (2:1), whichever mix is nearer, with the better of
-// ordinary and non-temporal stores. Reductions (nothing much written) get
-// triad, the most read-heavy of the two.
+// The STREAM figure for a kernel's read/write mix: the kernel whose share
+// of written bytes is nearest (read only 0, triad 1/3, copy 1/2), with the
+// better of ordinary and non-temporal stores. Reductions, which write next
+// to nothing, get the read-only kernel (STREAM2's SUM): triad's reads run
+// beside its writes, a bandwidth a kernel without writes cannot use.
 double stream_for_mix(const StreamResult& s, double read, double written) {
-  const double ratio = written > 0 ? read / written : 1e30;
-  const bool copy_like = ratio < 1.5;
-  return copy_like ? std::max(s.copy_gbps, s.copy_nt_gbps)
-                   : std::max(s.triad_gbps, s.triad_nt_gbps);
+  const double total = read + written;
+  const double written_share = total > 0 ? written / total : 0.5;
+  if (written_share < 1.0 / 6) return s.read_gbps;
+  if (written_share < 5.0 / 12) return std::max(s.triad_gbps, s.triad_nt_gbps);
+  return std::max(s.copy_gbps, s.copy_nt_gbps);
 }
 
 double median(std::vector<double> v) {
@@ -146,6 +148,7 @@ int run(const BenchOptions& options) {
     r["stream_copy_gbps"] = best.copy_gbps;
     r["stream_triad_nt_gbps"] = best.triad_nt_gbps;
     r["stream_copy_nt_gbps"] = best.copy_nt_gbps;
+    r["stream_read_gbps"] = best.read_gbps;
     r["stream_mix_gbps"] = mix;
     r["pct_of_stream"] = 100.0 * gbps / best.triad_gbps;
     r["pct_of_stream_mix"] = 100.0 * gbps / mix;
@@ -153,9 +156,9 @@ int run(const BenchOptions& options) {
   if (!options.json) {
     std::cout << fmt::format(
         "{}: STREAM on {} threads: triad {:.1f} GB/s (non-temporal {:.1f}), copy {:.1f} GB/s "
-        "(non-temporal {:.1f}); best of before and after\n",
+        "(non-temporal {:.1f}), read {:.1f} GB/s; best of before and after\n",
         graph->name(), best.threads, best.triad_gbps, best.triad_nt_gbps, best.copy_gbps,
-        best.copy_nt_gbps);
+        best.copy_nt_gbps, best.read_gbps);
     for (size_t i = 0; i < results.size(); ++i) {
       const auto& r = results[i];
       std::cout << fmt::format(

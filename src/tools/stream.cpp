@@ -36,6 +36,35 @@ __attribute__((AF_NO_MEMCPY_IDIOM noinline)) void copy(double* a, const double* 
     a[i] = b[i];
 }
 
+// Read only: the bits of two arrays folded by XOR (integer, so the
+// compiler need not keep a floating-point add chain in order). Two streams,
+// as a reduction of two tensors reads.
+#if defined(__x86_64__)
+__attribute__((noinline)) double read_only(const double* b, const double* c, long begin, long end) {
+  __m128i acc0 = _mm_setzero_si128(), acc1 = _mm_setzero_si128();
+  long i = begin;
+  for (; i + 4 <= end; i += 4) {
+    acc0 = _mm_xor_si128(acc0, _mm_load_si128(reinterpret_cast<const __m128i*>(b + i)));
+    acc1 = _mm_xor_si128(acc1, _mm_load_si128(reinterpret_cast<const __m128i*>(c + i)));
+    acc0 = _mm_xor_si128(acc0, _mm_load_si128(reinterpret_cast<const __m128i*>(b + i + 2)));
+    acc1 = _mm_xor_si128(acc1, _mm_load_si128(reinterpret_cast<const __m128i*>(c + i + 2)));
+  }
+  double folded[2];
+  _mm_storeu_pd(folded, _mm_castsi128_pd(_mm_xor_si128(acc0, acc1)));
+  double tail = 0;
+  for (; i < end; ++i)
+    tail += b[i] + c[i];
+  return folded[0] + folded[1] + tail;
+}
+#else
+__attribute__((noinline)) double read_only(const double* b, const double* c, long begin, long end) {
+  double s0 = 0, s1 = 0;
+  for (long i = begin; i < end; ++i)
+    s0 += b[i], s1 += c[i];
+  return s0 + s1;
+}
+#endif
+
 // Non-temporal variants: 256-bit streaming stores where the CPU has AVX
 // (the binary itself targets baseline x86-64, hence the target attribute),
 // else 128-bit SSE2 ones. `begin` is a multiple of 8 doubles (64 bytes) and
@@ -103,6 +132,12 @@ void copy_nt(double* a, const double* b, long begin, long end) {
 }
 #endif
 
+// Elements per thread: an equal share rounded up to 64 bytes.
+long per_thread(int threads, long elements) {
+  const long per = (elements + threads - 1) / threads;
+  return (per + 7) / 8 * 8;
+}
+
 // Runs body(begin, end) on `threads` fresh threads over [0, elements) in
 // chunks that start on 64-byte boundaries and returns the seconds from the
 // common start signal to the last thread's end (thread creation is outside
@@ -113,8 +148,7 @@ double timed_parallel(int threads, long elements, Body body) {
   std::atomic<bool> go{false};
   std::vector<Clock::time_point> ends(static_cast<size_t>(threads));
   std::vector<std::thread> workers;
-  long per = (elements + threads - 1) / threads;
-  per = (per + 7) / 8 * 8;
+  const long per = per_thread(threads, elements);
   for (int t = 0; t < threads; ++t) {
     workers.emplace_back([&, t] {
       ready.fetch_add(1);
@@ -152,6 +186,7 @@ StreamResult StreamResult::best(const StreamResult& other) const {
   r.copy_gbps = std::max(copy_gbps, other.copy_gbps);
   r.triad_nt_gbps = std::max(triad_nt_gbps, other.triad_nt_gbps);
   r.copy_nt_gbps = std::max(copy_nt_gbps, other.copy_nt_gbps);
+  r.read_gbps = std::max(read_gbps, other.read_gbps);
   return r;
 }
 
@@ -165,7 +200,8 @@ StreamResult measure_stream(int threads, long elements, int reps) {
     for (long i = begin; i < end; ++i)
       a[i] = 0, b[i] = 1.0, c[i] = 2.0;
   });
-  double best[4] = {1e30, 1e30, 1e30, 1e30};
+  double best[5] = {1e30, 1e30, 1e30, 1e30, 1e30};
+  std::vector<double> sinks(static_cast<size_t>(threads));  // keeps the reads live
   auto keep = [&](int k, double seconds) { best[k] = std::min(best[k], seconds); };
   for (int r = 0; r < reps; ++r) {
     keep(0, timed_parallel(threads, elements, [&](long begin, long end) {
@@ -178,6 +214,12 @@ StreamResult measure_stream(int threads, long elements, int reps) {
          }));
     keep(3, timed_parallel(threads, elements,
                            [&](long begin, long end) { copy_nt(a.get(), b.get(), begin, end); }));
+    // A thread's non-empty range begins at its index times the share.
+    keep(4, timed_parallel(threads, elements, [&](long begin, long end) {
+           if (begin < end)
+             sinks[static_cast<size_t>(begin / per_thread(threads, elements))] +=
+                 read_only(b.get(), c.get(), begin, end);
+         }));
   }
   const double n = static_cast<double>(elements);
   StreamResult result;
@@ -185,6 +227,10 @@ StreamResult measure_stream(int threads, long elements, int reps) {
   result.copy_gbps = 16.0 * n / best[1] / 1e9;
   result.triad_nt_gbps = 24.0 * n / best[2] / 1e9;
   result.copy_nt_gbps = 16.0 * n / best[3] / 1e9;
+  result.read_gbps = 16.0 * n / best[4] / 1e9;
+  volatile double keep_sinks = 0;
+  for (double v : sinks)
+    keep_sinks = keep_sinks + v;
   result.threads = threads;
   result.array_mib = 8.0 * n / (1 << 20);
   return result;

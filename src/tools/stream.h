@@ -10,14 +10,18 @@ struct StreamResult {
   double copy_gbps = 0;      ///< a[i] = b[i], 16 bytes per element, best rep
   double triad_nt_gbps = 0;  ///< triad with non-temporal (streaming) stores
   double copy_nt_gbps = 0;   ///< copy with non-temporal (streaming) stores
-  int threads = 0;           ///< the thread count it ran on
-  double array_mib = 0;      ///< MiB per array
+  /// Read only (STREAM2's SUM): b[i] and c[i] folded into a register, 16
+  /// bytes per element; the figure for kernels that write next to nothing
+  /// (reductions), whose mix neither triad nor copy has.
+  double read_gbps = 0;
+  int threads = 0;       ///< the thread count it ran on
+  double array_mib = 0;  ///< MiB per array
 
   /// Elementwise best of two measurements (bench measures before and after).
   StreamResult best(const StreamResult& other) const;
 };
 
-/// Runs triad and copy, each with ordinary and with non-temporal stores,
+/// Runs triad and copy, each with ordinary and with non-temporal stores, and read,
 /// over arrays of `elements` doubles each (default: 16M doubles = 128 MiB per
 /// array, well beyond the L3) on `threads` threads (0: one per core), `reps`
 /// times; reports the best rep of each. Ordinary stores also read the

@@ -63,15 +63,18 @@ TEST(CliStream, RejectsBadArguments) {
 TEST(CliBench, ThreadsStreamFiguresAndReadWriteMix) {
   // layernorm reads x, gamma, beta and writes y: about 1 byte read per byte
   // written, so its reference is copy (the better of ordinary and
-  // non-temporal); mse reads two tensors and writes a scalar: triad.
+  // non-temporal); mse reads two tensors and writes a scalar: read only;
+  // swiglu reads both halves of x and writes one: triad.
+  enum class Mix { Copy, Triad, Read };
   struct Case {
     const char* file;
     const char* shape;
-    bool copy_like;
+    Mix mix;
   };
   const std::string dir = make_temp_dir();
-  for (const Case& c :
-       {Case{"layernorm.af", "N=37,D=256", true}, Case{"patterns/mse.af", "N=13,D=96", false}}) {
+  for (const Case& c : {Case{"layernorm.af", "N=37,D=256", Mix::Copy},
+                        Case{"patterns/mse.af", "N=13,D=96", Mix::Read},
+                        Case{"patterns/swiglu.af", "B=1,S=3", Mix::Triad}}) {
     SCOPED_TRACE(c.file);
     CliResult r = run_cli({"bench", example_path(c.file), "--shape", c.shape, "--threads", "1",
                            "--reps", "3", "--json"},
@@ -82,15 +85,17 @@ TEST(CliBench, ThreadsStreamFiguresAndReadWriteMix) {
     ASSERT_EQ(doc["results"].size(), 1u);
     const nlohmann::json& res = doc["results"][0];
     for (const char* key : {"stream_gbps", "stream_copy_gbps", "stream_triad_nt_gbps",
-                            "stream_copy_nt_gbps", "stream_mix_gbps", "gbps"})
+                            "stream_copy_nt_gbps", "stream_read_gbps", "stream_mix_gbps", "gbps"})
       expect_bandwidth(res, key);
     const double read = res["read_bytes"].get<double>(),
                  written = res["written_bytes"].get<double>();
     EXPECT_DOUBLE_EQ(read + written, res["bytes"].get<double>());
-    const double expected_mix = c.copy_like ? std::max(res["stream_copy_gbps"].get<double>(),
-                                                       res["stream_copy_nt_gbps"].get<double>())
-                                            : std::max(res["stream_gbps"].get<double>(),
-                                                       res["stream_triad_nt_gbps"].get<double>());
+    const double expected_mix =
+        c.mix == Mix::Copy ? std::max(res["stream_copy_gbps"].get<double>(),
+                                      res["stream_copy_nt_gbps"].get<double>())
+        : c.mix == Mix::Triad
+            ? std::max(res["stream_gbps"].get<double>(), res["stream_triad_nt_gbps"].get<double>())
+            : res["stream_read_gbps"].get<double>();
     EXPECT_DOUBLE_EQ(res["stream_mix_gbps"].get<double>(), expected_mix);
     EXPECT_NEAR(res["pct_of_stream_mix"].get<double>(),
                 100.0 * res["gbps"].get<double>() / expected_mix, 1e-9);
