@@ -10,7 +10,19 @@
 // accurate as two passes at any |mean| / sd (codegen/cpu/centered_moments.cpp
 // has the arithmetic and the bound).
 //
-// Only the column layout with one reduced axis. Kernels with moments never
+// Row layout (NCHW batch-norm training: the rows are channels, the reduced
+// axes [N, HW]): the blocks are the chunks of the mean's cascaded sum (up to
+// 1024 elements of the last reduced axis, in the L1), so a row longer than
+// the L2 is read from memory twice instead of three times. Only with an
+// outer reduced axis (N: the row is N times the last axis) and a last axis
+// that is a literal of at least a chunk: a merge costs a few scalar
+// operations and divisions per block, which blocks of a few dozen elements
+// (HW = 7 x 7 or 14 x 14, symbolic and small at run time) pay dearly for
+// rows that stay in the L2 anyway (measured 1.4-1.6x the time of three
+// passes), and a single reduced axis (LayerNorm's rows) keeps its short-row
+// code and row buffers.
+//
+// Column layout: one reduced axis. Kernels with moments never
 // fold rows into the vector loop (tiling::folds_rows: lanes would each need
 // a count of their own), and narrow columns gain most from folding (a
 // column sum of [4M, 4] f32: 7x), so the tile axis must be a literal of at
@@ -30,6 +42,9 @@ using ascir::AscNode;
 
 /// Tile axes narrower than this may fold rows (tiling::kMinTileRun).
 constexpr int64_t kMinMomentTile = 64;
+/// Row layout: the literal last reduced axis a block (the mean's cascade
+/// chunk, reduction_pass.cpp kSumChunk) needs at least.
+constexpr int64_t kMinMomentChunk = 1024;
 
 bool float_compute(const AscNode& n) {
   return is_float(n.dtype) && !is_float8(n.dtype);
@@ -57,10 +72,24 @@ int center_of(const AscGraph& g, const AscNode& sub, int x, int mean) {
 std::vector<CenteredMoment> find_centered_moments(const ScheduledKernel& k) {
   std::vector<CenteredMoment> found;
   const AscGraph& g = k.graph;
-  if (k.kind != Template::Reduction || k.tile_axis < 0 || k.inner_axes.size() != 1) return found;
-  const std::optional<int64_t> width = g.axes.at(static_cast<size_t>(k.tile_axis)).size.as_const();
-  if (!width || *width < kMinMomentTile) return found;
-  const int reduced = k.inner_axes.front();
+  if (k.kind != Template::Reduction || k.inner_axes.empty()) return found;
+  const bool column = k.tile_axis >= 0;
+  if (column) {
+    const std::optional<int64_t> width =
+        g.axes.at(static_cast<size_t>(k.tile_axis)).size.as_const();
+    if (k.inner_axes.size() != 1 || !width || *width < kMinMomentTile) return found;
+  } else {
+    const std::optional<int64_t> last =
+        g.axes.at(static_cast<size_t>(k.inner_axes.back())).size.as_const();
+    if (k.inner_axes.size() < 2 || !last || *last < kMinMomentChunk) return found;
+  }
+  // x must vary along every reduced axis (and the tile): each block's count
+  // is its extent.
+  const auto varies_everywhere = [&](const AscNode& n) {
+    for (int a : k.inner_axes)
+      if (!varies_along(n, a)) return false;
+    return !column || varies_along(n, k.tile_axis);
+  };
   const auto pass_of = [&](int id) { return k.node_pass.at(static_cast<size_t>(id)); };
   for (const AscNode& v : g.nodes) {
     if (v.kind != AscKind::Reduce || !float_compute(v) ||
@@ -84,7 +113,7 @@ std::vector<CenteredMoment> find_centered_moments(const ScheduledKernel& k) {
         continue;
       const int x = mean.inputs.at(0);
       const AscNode& xn = g.node(x);
-      if (!varies_along(xn, reduced) || !varies_along(xn, k.tile_axis)) continue;
+      if (!varies_everywhere(xn)) continue;
       const int center = center_of(g, sub, x, mean.id);
       if (center < 0 || pass_of(v.id) != pass_of(mean.id) + 1) continue;
       if (ascir::compute_dtype(sub.dtype) != ascir::compute_dtype(v.dtype) ||

@@ -36,7 +36,7 @@
 //     launches and gets a workspace of one slot per partial_reduces() entry
 //     and two per centered moment (workspace_slots), each units * W *
 //     kWorkspaceElementBytes (rounded to 64 bytes).
-//  5. Centered moments (schedule.h): the moment loop's blocks, mom_rows
+//  5. Centered moments (schedule.h), column layout: the moment loop's blocks, mom_rows
 //     reduced indices whose tile rows fill about a quarter of the L2 (at
 //     least one 64-index chunk). Such kernels never fold rows (their tile
 //     axis is a literal of at least 64 columns).
@@ -274,7 +274,7 @@ std::string emit_reduction_tiling(const ScheduledKernel& k,
         "0;\n",
         kPrefetchRowsField, kColumnPrefetchBytes);
   }
-  if (!k.moments.empty()) {
+  if (!k.moments.empty() && column) {
     // The moment loop re-reads each block from the L2 (a quarter of it:
     // room for the prefetched rows and the outputs).
     c += fmt::format(

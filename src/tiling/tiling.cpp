@@ -226,7 +226,7 @@ TilingSource emit_tiling(const ScheduledKernel& kernel, const std::string& name)
     c += fmt::format("  int64_t {};  // rows per vector loop (column layout)\n", kFoldField);
     c += fmt::format("  int64_t {};  // reduced indices the prefetches run ahead (0: none)\n",
                      kPrefetchRowsField);
-    if (!kernel.moments.empty())
+    if (!kernel.moments.empty() && kernel.tile_axis >= 0)  // (row layout: the sums' chunks)
       c += fmt::format("  int64_t {};  // reduced indices per block of the centered moments\n",
                        kMomentRowsField);
   }

@@ -44,10 +44,12 @@ enum class Template : uint8_t { Elementwise, Reduction };
 /// A centered second moment, sum or mean of (x - mean(x))^2 over the
 /// reduced axes (batch-norm's variance), that runs in the pass of mean(x)
 /// instead of the pass after it (centered_moments.cpp): the pass walks the
-/// reduced axis in blocks that fit the L2, and after each block's loop a
-/// second loop over the same block, read from the L2, sums the squares
-/// about the block's own mean; the blocks' moments merge by Chan, Golub and
-/// LeVeque's formula. The data is then read from memory once for both.
+/// reduced axes in blocks (column layout: rows that fit the L2; row layout:
+/// the mean's chunks of the last reduced axis, in the L1), and after each
+/// block's loop a second loop over the same block, read from the cache,
+/// sums the squares about the block's own mean; the blocks' moments merge by
+/// Chan, Golub and LeVeque's formula. The data is then read from memory once
+/// for both.
 struct CenteredMoment {
   int mean = -1;    ///< the ReduceMean of x
   int moment = -1;  ///< the ReduceSum or ReduceMean of (x - mean)^2
@@ -100,7 +102,9 @@ ScheduledKernel schedule_kernel(ascir::AscGraph graph);
 /// The centered moments of a scheduled kernel whose passes are assigned
 /// without them: the column layout with one reduced axis of a literal tile
 /// width of at least 64 (narrower tiles fold rows, which the moment loop
-/// does not), a float ReduceMean m of x in pass p and a float ReduceSum or
+/// does not), or the row layout with two or more reduced axes, the last a
+/// literal of at least 1024; x varying along every reduced axis (and the
+/// tile); a float ReduceMean m of x in pass p and a float ReduceSum or
 /// ReduceMean of Mul(d, d), d = Sub(x, Broadcast(m)) or Sub(Broadcast(m),
 /// x), in pass p + 1 (centered_moments.cpp).
 std::vector<CenteredMoment> find_centered_moments(const ScheduledKernel& kernel);

@@ -89,6 +89,7 @@ std::string overflow_guard(const std::string& term, const std::string& squares) 
 
 std::string KernelEmitter::moment_arrays() const {
   std::string out;
+  if (!column_) return out;  // the row layout's are scalars in the pass
   const int64_t lanes = tiling::max_tile(kernel_);
   std::vector<int> means;
   for (const schedule::CenteredMoment& m : kernel_.moments) {
@@ -113,11 +114,29 @@ bool KernelEmitter::is_moment_mean(const PassPlan& plan, int r) const {
 
 std::string KernelEmitter::moment_center(int id) const {
   if (moment_center_ < 0 || kernel_.moment_of(moment_center_)->mean != id) return {};
+  if (!column_) return center(moment_center_);
   return fmt::format("{}[{}]", center(moment_center_), tile_index());
+}
+
+std::vector<bool> KernelEmitter::moment_input_nodes(int v) const {
+  std::vector<bool> need(graph_.nodes.size(), false);
+  need.at(static_cast<size_t>(node(v).inputs.at(0))) = true;
+  for (size_t i = need.size(); i-- > 0;) {
+    if (!need[i]) continue;
+    for (int in : operands(graph_.nodes[i])) {
+      const auto at = static_cast<size_t>(in);
+      if (level_.at(at) >= 1 && !kernel_.is_row_node.at(at)) need[at] = true;
+    }
+  }
+  return need;
 }
 
 void KernelEmitter::emit_moment_pass_body(const PassPlan& plan, const std::string& indent,
                                           std::string& out) const {
+  if (!column_) {
+    emit_row_moment_pass_body(plan, indent, out);
+    return;
+  }
   AF_CHECK(column_ && !fold_ && depth_ == 2 && plan.deepest == depth_ && plan.scalar_levels == 1 &&
                kernel_.inner_axes.size() == 1,
            "kernel {}: centered moments outside an unfolded column layout with one reduced axis",
@@ -164,15 +183,7 @@ void KernelEmitter::emit_moment_pass_body(const PassPlan& plan, const std::strin
                                       mean_block_sum(mean), tile_index(), type));
     // The moment's input and what it needs inside the loops; the mean's
     // broadcast reads the center (moment_center).
-    std::vector<bool> need(graph_.nodes.size(), false);
-    need.at(static_cast<size_t>(moment.inputs.at(0))) = true;
-    for (size_t i = need.size(); i-- > 0;) {
-      if (!need[i]) continue;
-      for (int in : operands(graph_.nodes[i])) {
-        const auto at = static_cast<size_t>(in);
-        if (level_.at(at) >= 1 && !kernel_.is_row_node.at(at)) need[at] = true;
-      }
-    }
+    const std::vector<bool> need = moment_input_nodes(v);
     std::vector<int> body;
     out += in1 + "{\n";
     out += in2 + "int64_t block_rows = 0;  // reduced indices in the chunk sums\n";
@@ -266,6 +277,11 @@ void KernelEmitter::emit_moment_combine(int r, const std::string& indent, std::s
                        in1);
   out += workspace_row(code.acc_type, "wk_", slot, in1);
   out += workspace_row(code.acc_type, "wo_", slot + 1, in1);
+  if (!column_) {
+    emit_row_moment_combine(r, in1, out);
+    out += indent + "}\n";
+    return;
+  }
   const int axis = kernel_.inner_axes.front();
   const std::string t = tile_index();
   // Segment s's mean is wk_[s] + wo_[s]; as an offset from segment 0's
@@ -290,6 +306,150 @@ void KernelEmitter::emit_moment_combine(int r, const std::string& indent, std::s
                   type, offset, running_mean(r), t, t, acc(r),
                   overflow_guard("m2_", fmt::format("w_[s_ * tw + {}]", t))));
   out += in1 + "}\n" + indent + "}\n";
+}
+
+}  // namespace autofuse::codegen::cpu
+
+namespace autofuse::codegen::cpu {
+
+// Row layout. The pass's loops as emit_pass_body writes them, but the last
+// reduced axis always in chunks (emit_clause_loop; no short-row variant:
+// the schedule takes rows of at least a chunk), and after each chunk's loop
+// every moment merges the chunk [ch, ch_end) as its block: its center is
+// the mean's chunk sum over its length, its squares and deviations come
+// from a second loop over the chunk (in the L1). The running moment is
+// scalar: its count so far mn, shift mk, mean offset mr, and the Kahan pair
+// a / k of its M2. The arithmetic is the column layout's (file header).
+void KernelEmitter::emit_row_moment_pass_body(const PassPlan& plan, const std::string& indent,
+                                              std::string& out) const {
+  AF_CHECK(!column_ && plan.deepest == depth_ && plan.scalar_levels == depth_ - 1,
+           "kernel {}: row-layout centered moments outside the row layout's vector loop",
+           graph_.name);
+  for (int v : plan.moments) {
+    const int mean = kernel_.moment_of(v)->mean;
+    AF_CHECK(std::find(plan.reduces.begin(), plan.reduces.end(), mean) != plan.reduces.end() &&
+                 acc_kind(node(mean), plan.deepest) == Acc::Cascade,
+             "kernel {}: the mean of moment {} is not a cascaded sum of its pass", graph_.name,
+             node(v).name);
+  }
+  PassPlan chunked = plan;
+  chunked.short_row.clear();  // every row in chunks
+  std::string ind = indent;
+  emit_pass_init(chunked, ind, out);
+  for (int v : plan.moments) {
+    const std::string type = c_compute_type(node(v).dtype);
+    out += fmt::format("{}{} {} = 0, {} = 0, {} = 0;  // offset, shift, M2's compensation\n", ind,
+                       type, running_mean(v), shift(v), comp(v));
+    out += fmt::format("{}int64_t mn{} = 0;  // indices merged so far\n", ind, v);
+  }
+  for (int level = 1; level <= chunked.scalar_levels; ++level) {
+    out += reduced_loop_head(level, ind);
+    ind += "  ";
+    emit_level_nodes(chunked, level, ind, out);
+  }
+  std::vector<int> body;
+  for (const AscNode& n : graph_.nodes)
+    if (chunked.need[static_cast<size_t>(n.id)] && level_[static_cast<size_t>(n.id)] == depth_)
+      body.push_back(n.id);
+  emit_clause_loop(
+      chunked, body, [&](const std::string& at) { return pass_updates(chunked, depth_, at); }, ind,
+      out,
+      [&](const std::string& at, std::string& text) { emit_row_moment_chunk(chunked, at, text); });
+  for (int level = chunked.scalar_levels; level >= 1; --level) {
+    ind.resize(ind.size() - 2);
+    out += ind + "}\n";
+  }
+  emit_pass_results(chunked, ind, out);
+  std::string partials;
+  for (int v : plan.moments) {
+    out += fmt::format("{}{} -= {};\n", ind, acc(v), comp(v));
+    emit_partial_write(v, ind + "  ", partials);
+    const std::string type = c_compute_type(node(v).dtype);
+    const size_t slot = moment_slot(v);
+    partials += fmt::format("{}{} = {}; {} = {};\n", ind + "  ", workspace_element(type, slot, "0"),
+                            shift(v), workspace_element(type, slot + 1, "0"), running_mean(v));
+  }
+  if (split_possible()) out += ind + "if (nsplit > 1) {\n" + partials + ind + "}\n";
+}
+
+void KernelEmitter::emit_row_moment_chunk(const PassPlan& plan, const std::string& indent,
+                                          std::string& out) const {
+  const int axis = kernel_.inner_axes.back();
+  for (int v : plan.moments) {
+    const AscNode& moment = node(v);
+    const int mean = kernel_.moment_of(v)->mean;
+    const std::string type = c_compute_type(moment.dtype);
+    const std::string in1 = indent + "  ";
+    out += fmt::format("{}{{  // {}: the chunk merged\n", indent, moment.name);
+    out += fmt::format("{}const {} nb_ = ({})(ch_end - ch);\n", in1, type, type);
+    out += fmt::format("{}const {} {} = {} / nb_;  // the chunk's center\n", in1, type, center(v),
+                       chunk(mean));
+    out += fmt::format("{}{} {} = 0, {} = 0;\n", in1, type, block_squares(v), block_deviations(v));
+    const std::vector<bool> need = moment_input_nodes(v);
+    std::vector<int> body;
+    for (const AscNode& n : graph_.nodes) {
+      const auto id = static_cast<size_t>(n.id);
+      if (!need[id]) continue;
+      AF_CHECK(level_[id] == depth_ || plan.need[id],
+               "kernel {}: moment {} needs {} outside its pass's loops", graph_.name, moment.name,
+               n.name);
+      if (level_[id] == depth_) body.push_back(n.id);
+    }
+    const AscNode& square = node(moment.inputs.at(0));
+    out += chunk_prefetches(body, axis, in1);
+    moment_center_ = v;
+    emit_inner_loop(
+        axis, "ch", "ch_end", body,
+        fmt::format("#pragma omp simd reduction(+:{},{})", block_squares(v), block_deviations(v)),
+        [&](const std::string& at) {
+          return fmt::format("{}{} += {}; {} += {};\n", at, block_squares(v), value(square.id),
+                             block_deviations(v), value(square.inputs.at(0)));
+        },
+        in1, out);
+    moment_center_ = -1;
+    const bool x_first = node(square.inputs.at(0)).inputs.at(0) == node(mean).inputs.at(0);
+    out += fmt::format("{}if (mn{} == 0) {} = {};  // the shift: the first chunk's center\n", in1,
+                       v, shift(v), center(v));
+    out += fmt::format(
+        "{in}const {type} w_ = nb_ / ({type})(mn{v} + (ch_end - ch)), wo_ = ({type})mn{v} * w_;\n"
+        "{in}const {type} e_ = {sign}{md} / nb_, e2_ = {md} * ({md} / nb_);\n"
+        "{in}const {type} q_ = {mq} - (e2_ - e2_ == 0 ? e2_ : 0);\n"
+        "{in}const {type} d_ = (({mc} - {mk}) + e_) - {mr};\n"
+        "{in}{mr} += d_ * w_;\n"
+        "{in}const {type} m2_ = (q_ < 0 ? 0 : q_) + d_ * (d_ * wo_);\n"
+        "{in}{add}\n"
+        "{in}mn{v} += ch_end - ch;\n",
+        fmt::arg("in", in1), fmt::arg("type", type), fmt::arg("v", v),
+        fmt::arg("sign", x_first ? "" : "-"), fmt::arg("md", block_deviations(v)),
+        fmt::arg("mq", block_squares(v)), fmt::arg("mc", center(v)), fmt::arg("mk", shift(v)),
+        fmt::arg("mr", running_mean(v)),
+        fmt::arg("add", kahan_add(moment, fmt::format("({})", overflow_guard("m2_", "q_")))));
+    out += indent + "}\n";
+  }
+}
+
+void KernelEmitter::emit_row_moment_combine(int r, const std::string& in1, std::string& out) const {
+  const std::string type = c_compute_type(node(r).dtype);
+  const std::string in2 = in1 + "  ";
+  // Segments cut the outermost reduced axis; each of its indices holds the
+  // product of the other reduced axes' lengths.
+  const int axis = kernel_.inner_axes.front();
+  std::string rest = "1";
+  for (size_t i = 1; i < kernel_.inner_axes.size(); ++i)
+    rest += " * " + size(kernel_.inner_axes[i]);
+  out += fmt::format("{}const {} rest_ = ({})({});\n", in1, type, type, rest);
+  const std::string segments = fmt::format(
+      "{}for (int64_t s_ = 0; s_ < nsplit; ++s_) {{\n{}const {} ns_ = ({})af_max(0, af_min(td->{}, "
+      "{} - s_ * td->{})) * rest_;\n{}const {} o_ = (wk_[s_] - wk_[0]) + wo_[s_];\n",
+      in1, in2, type, type, tiling::kSegmentField, size(axis), tiling::kSegmentField, in2, type);
+  out += fmt::format("{}{} R_ = 0;\n", in1, type);
+  out += segments + in2 + "R_ += ns_ * o_;\n" + in1 + "}\n";
+  out += fmt::format("{}R_ /= ({}){};\n{}{} = 0;\n", in1, type,
+                     reduce_count(node(kernel_.moment_of(r)->mean)), in1, acc(r));
+  out += segments;
+  out += fmt::format("{}const {} d_ = o_ - R_, m2_ = w_[s_] + d_ * (d_ * ns_);\n{}{} += {};\n", in2,
+                     type, in2, acc(r), overflow_guard("m2_", "w_[s_]"));
+  out += in1 + "}\n";
 }
 
 }  // namespace autofuse::codegen::cpu

@@ -379,9 +379,11 @@ void KernelEmitter::emit_vector_loop(const PassPlan& plan, const std::string& in
   emit_clause_loop(plan, body, updates, ind, out);
 }
 
-void KernelEmitter::emit_clause_loop(const PassPlan& plan, const std::vector<int>& body,
-                                     const std::function<std::string(const std::string&)>& updates,
-                                     const std::string& ind, std::string& out) const {
+void KernelEmitter::emit_clause_loop(
+    const PassPlan& plan, const std::vector<int>& body,
+    const std::function<std::string(const std::string&)>& updates, const std::string& ind,
+    std::string& out,
+    const std::function<void(const std::string&, std::string&)>& chunk_end) const {
   const int deepest = plan.deepest;
   // Row layout: OpenMP reductions over the last reduced axis.
   std::vector<int> cascades;
@@ -421,6 +423,7 @@ void KernelEmitter::emit_clause_loop(const PassPlan& plan, const std::vector<int
     out += fmt::format("{}{} {} = {};\n", in1, code.acc_type, chunk(r), code.identity);
   }
   emit_inner_loop(axis, "ch", "ch_end", body, pragma, updates, in1, out);
+  if (chunk_end) chunk_end(in1, out);
   for (int r : cascades) {
     const std::string type = reduce_code(node(r).op, node(r).dtype).acc_type;
     out += fmt::format(
@@ -492,7 +495,9 @@ void KernelEmitter::emit_pass(int pass, const std::string& indent, std::string& 
 
   // Scalar accumulators live at unit scope: the next stage reads them.
   // (Tile accumulators are the function-scope arrays.)
-  for (int r : plan.reduces) {
+  std::vector<int> accumulated = plan.reduces;
+  accumulated.insert(accumulated.end(), plan.moments.begin(), plan.moments.end());
+  for (int r : accumulated) {
     const AscNode& n = node(r);
     if (tile_vector_[static_cast<size_t>(r)]) continue;
     const ReduceCode code = reduce_code(n.op, n.dtype);
