@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "autofuse/ascir/vector_cost.h"
 #include "autofuse/schedule/schedule.h"
 
 namespace autofuse::schedule {
@@ -45,6 +46,9 @@ constexpr int64_t kMinMomentTile = 64;
 /// Row layout: the literal last reduced axis a block (the mean's cascade
 /// chunk, reduction_pass.cpp kSumChunk) needs at least.
 constexpr int64_t kMinMomentChunk = 1024;
+/// The most vector instructions per vector that computing x again may cost
+/// (an f16 load's software decode: 8).
+constexpr int kMaxRecomputeCost = 8;
 
 bool float_compute(const AscNode& n) {
   return is_float(n.dtype) && !is_float8(n.dtype);
@@ -65,6 +69,31 @@ int center_of(const AscGraph& g, const AscNode& sub, int x, int mean) {
     return b.id;
   }
   return -1;
+}
+
+/// Whether x (the mean's input) is cheap enough to compute twice: the
+/// moment's second loop computes it again from its loads. At most
+/// kMaxRecomputeCost vector instructions per vector (ascir::vector_op_cost)
+/// over the nodes it needs inside the loops, and no transcendental: an x
+/// of exp(...) over rows that stay in the L2 gains nothing from one memory
+/// read fewer and pays its exp twice.
+bool cheap_to_recompute(const ScheduledKernel& k, int x) {
+  const AscGraph& g = k.graph;
+  std::vector<bool> seen(g.nodes.size(), false);
+  std::vector<int> todo = {x};
+  int cost = 0;
+  while (!todo.empty()) {
+    const int id = todo.back();
+    todo.pop_back();
+    const auto at = static_cast<size_t>(id);
+    if (seen.at(at) || k.is_row_node.at(at)) continue;
+    seen[at] = true;
+    const AscNode& n = g.node(id);
+    if (ascir::is_transcendental(n)) return false;
+    cost += ascir::vector_op_cost(n);
+    if (n.kind != AscKind::Data) todo.insert(todo.end(), n.inputs.begin(), n.inputs.end());
+  }
+  return cost <= kMaxRecomputeCost;
 }
 
 }  // namespace
@@ -107,13 +136,14 @@ std::vector<CenteredMoment> find_centered_moments(const ScheduledKernel& k) {
       if (mean.kind != AscKind::Reduce || mean.op != OpKind::ReduceMean || !float_compute(mean) ||
           ascir::compute_dtype(mean.dtype) != ascir::compute_dtype(v.dtype))
         continue;
-      // A moment's mean is a column chunk sum of its pass, not a moment.
+      // A moment's mean is a chunk sum of its pass (column chunks or the
+      // row layout's cascade chunks), not a moment.
       if (std::any_of(found.begin(), found.end(),
                       [&](const CenteredMoment& f) { return f.moment == mean.id; }))
         continue;
       const int x = mean.inputs.at(0);
       const AscNode& xn = g.node(x);
-      if (!varies_everywhere(xn)) continue;
+      if (!varies_everywhere(xn) || !cheap_to_recompute(k, x)) continue;
       const int center = center_of(g, sub, x, mean.id);
       if (center < 0 || pass_of(v.id) != pass_of(mean.id) + 1) continue;
       if (ascir::compute_dtype(sub.dtype) != ascir::compute_dtype(v.dtype) ||

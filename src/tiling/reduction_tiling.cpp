@@ -273,6 +273,13 @@ std::string emit_reduction_tiling(const ScheduledKernel& k,
         "  td->{} = total > machine->l3_bytes / 2 ? af_max(1, {} / af_max(1, tile * fold * 4)) : "
         "0;\n",
         kPrefetchRowsField, kColumnPrefetchBytes);
+  } else {
+    // Rows prefetched ahead must survive in the L2 until pass 0 reads them:
+    // a row of NCHW batch-norm training ([64, 64, 12544] f32, 3.1 MiB)
+    // had left it, and the prefetches only cost bandwidth (one thread:
+    // 51.4 -> 43-46 ms without them).
+    c += fmt::format("  td->{} = {} * row_bytes <= machine->l2_bytes ? 1 : 0;\n",
+                     kPrefetchRowsField, kReductionRowsAhead + 1);
   }
   if (!k.moments.empty() && column) {
     // The moment loop re-reads each block from the L2 (a quarter of it:

@@ -224,8 +224,10 @@ TilingSource emit_tiling(const ScheduledKernel& kernel, const std::string& name)
     c += fmt::format("  int64_t {};  // tiles per row\n", kTilesField);
     c += fmt::format("  int64_t {};  // workspace bytes per accumulator\n", kWorkspaceSlotField);
     c += fmt::format("  int64_t {};  // rows per vector loop (column layout)\n", kFoldField);
-    c += fmt::format("  int64_t {};  // reduced indices the prefetches run ahead (0: none)\n",
-                     kPrefetchRowsField);
+    c += fmt::format(
+        "  int64_t {};  // column: reduced indices the prefetches run ahead (0: none); "
+        "row: rows ahead prefetched (1) or not (0)\n",
+        kPrefetchRowsField);
     if (!kernel.moments.empty() && kernel.tile_axis >= 0)  // (row layout: the sums' chunks)
       c += fmt::format("  int64_t {};  // reduced indices per block of the centered moments\n",
                        kMomentRowsField);

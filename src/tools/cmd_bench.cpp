@@ -49,8 +49,9 @@ struct BenchOptions {
 // The STREAM figure for a kernel's read/write mix: the kernel whose share
 // of written bytes is nearest (read only 0, triad 1/3, copy 1/2), with the
 // better of ordinary and non-temporal stores. Reductions, which write next
-// to nothing, get the read-only kernel (STREAM2's SUM): triad's reads run
-// beside its writes, a bandwidth a kernel without writes cannot use.
+// to nothing (and any kernel reading more than 5 bytes per byte written), get
+// the read-only kernel (STREAM2's SUM): triad's reads run beside its
+// writes, a bandwidth a kernel without writes cannot use.
 double stream_for_mix(const StreamResult& s, double read, double written) {
   const double total = read + written;
   const double written_share = total > 0 ? written / total : 0.5;

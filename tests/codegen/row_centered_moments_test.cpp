@@ -61,6 +61,17 @@ TEST(RowCenteredMoments, OnlyRowsWithAnOuterReducedAxisAndALiteralLastAxisOfAChu
   // may be short at run time; one reduced axis keeps the short-row code.
   EXPECT_TRUE(scheduled(nchw_text("f32", "1000")).moments.empty());
   EXPECT_TRUE(scheduled(nchw_text("f32", "HW")).moments.empty());
+  // An x that costs more than its loads to compute twice: exp's
+  // polynomial, or a division.
+  EXPECT_TRUE(scheduled(R"(graph g(z: f32[N, 3, 1024]) {
+  x = exp(z)
+  m = reduce_mean(x, axes=[0, 2], keepdims=true)
+  xc = sub(x, m)
+  sq = mul(xc, xc)
+  v = reduce_mean(sq, axes=[0, 2], keepdims=true)
+  return v
+})")
+                  .moments.empty());
   EXPECT_TRUE(scheduled(R"(graph g(x: f32[N, 4096]) {
   m = reduce_mean(x, axes=[1], keepdims=true)
   xc = sub(x, m)
@@ -89,12 +100,55 @@ TEST(RowCenteredMoments, MatchTheReference) {
                    batches(), 2e-4, 2e-4});
   cases.push_back({"f64", parse_graph(nchw_text("f64", "1100")), batches(), 1e-10, 1e-10});
   cases.push_back({"bf16", parse_graph(nchw_text("bf16", "1056")), batches(), 2e-2, 2e-2});
-  for (const GraphCase& c : cases)
-    ASSERT_EQ(schedule_graph(c.graph).moments.size(), 1u) << c.label;
+  // x scaled per batch (an operand of an outer loop level), two moments of
+  // one mean, three reduced axes (segments of N times 3 * 1024 elements).
+  cases.push_back({"scaled_two_moments",
+                   parse_graph(R"(graph g(z: f32[N, 3, 1030], s: f32[N, 1, 1]) {
+  x = mul(z, s)
+  m = reduce_mean(x, axes=[0, 2], keepdims=true)
+  xc = sub(x, m)
+  sq = mul(xc, xc)
+  v = reduce_mean(sq, axes=[0, 2], keepdims=true)
+  q = reduce_sum(sq, axes=[0, 2], keepdims=true)
+  return m, v, q
+})"),
+                   batches(), 2e-4, 2e-4});
+  cases.push_back({"three_reduced_axes", parse_graph(R"(graph g(x: f32[N, 2, 3, 5, 1024]) {
+  m = reduce_mean(x, axes=[0, 2, 4], keepdims=true)
+  xc = sub(x, m)
+  sq = mul(xc, xc)
+  v = reduce_mean(sq, axes=[0, 2, 4], keepdims=true)
+  y = mul(xc, v)
+  return y, v
+})"),
+                   batches(), 2e-4, 2e-4});
+  for (const GraphCase& c : cases) {
+    const schedule::ScheduledKernel k = schedule_graph(c.graph);
+    ASSERT_EQ(k.moments.size(), c.label == "scaled_two_moments" ? 2u : 1u) << c.label;
+    if (c.label == "three_reduced_axes") {
+      ASSERT_EQ(k.inner_axes.size(), 3u);
+    }
+  }
   const std::string code = check_split_cases(cases, /*expect_split=*/true);
   EXPECT_THAT(code, HasSubstr("the chunk merged"));
   EXPECT_THAT(code, HasSubstr("the next chunk"));
   EXPECT_THAT(code, HasSubstr("the segments' moments about their common mean"));
+}
+
+TEST(RowCenteredMoments, RowsPrefetchedAheadOnlyWhenTheyStayInTheL2) {
+  // The last pass prefetches rows two on (row_prefetch.cpp) only when three
+  // rows fit the L2 (1 MiB on one_core()); rows of N * 4 KiB.
+  const Graph graph = parse_graph(nchw_text("f32", "1024"));
+  std::vector<schedule::ScheduledKernel> kernels = {schedule_graph(graph)};
+  const codegen::ModuleSource module = codegen::generate_cpu_module(kernels);
+  const auto so = compile(module);
+  for (const auto& [n, ahead] : {std::pair<int64_t, int64_t>{4, 1}, {200, 0}}) {
+    const sym::Binding binding = {{"N", n}};
+    const PhasedRun run = run_phased(*so, module.kernels[0], kernels[0].graph, graph,
+                                     random_inputs(graph, binding, 1), binding, one_core());
+    EXPECT_EQ(run.pf_rows, ahead) << "N = " << n;
+  }
+  EXPECT_THAT(module.code, HasSubstr("&& td->pf_rows > 0;  // a row to prefetch"));
 }
 
 /// x with a NaN in channel 1 and an infinity in channel 2.

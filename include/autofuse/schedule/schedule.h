@@ -104,7 +104,8 @@ ScheduledKernel schedule_kernel(ascir::AscGraph graph);
 /// width of at least 64 (narrower tiles fold rows, which the moment loop
 /// does not), or the row layout with two or more reduced axes, the last a
 /// literal of at least 1024; x varying along every reduced axis (and the
-/// tile); a float ReduceMean m of x in pass p and a float ReduceSum or
+/// tile) and cheap to compute twice (no transcendental, at most 8 vector
+/// instructions per vector); a float ReduceMean m of x in pass p and a float ReduceSum or
 /// ReduceMean of Mul(d, d), d = Sub(x, Broadcast(m)) or Sub(Broadcast(m),
 /// x), in pass p + 1 (centered_moments.cpp).
 std::vector<CenteredMoment> find_centered_moments(const ScheduledKernel& kernel);

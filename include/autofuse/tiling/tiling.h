@@ -58,8 +58,13 @@ inline constexpr std::string_view kWorkspaceSlotField = "ws_slot";
 /// Column layout: rows folded into one vector loop (folds_rows; 1: none).
 inline constexpr std::string_view kFoldField = "fold";
 /// Column layout: how many reduced indices ahead the passes prefetch their
-/// tile rows (0: none; the data fits the cache).
+/// tile rows (0: none; the data fits the cache). Row layout: 1 when the
+/// last pass prefetches the row kReductionRowsAhead on (those rows and this
+/// one fit the L2, so the lines are still there when pass 0 reads them),
+/// else 0 (codegen/cpu/row_prefetch.cpp).
 inline constexpr std::string_view kPrefetchRowsField = "pf_rows";
+/// Row layout: how many rows on the last pass prefetches.
+inline constexpr int64_t kReductionRowsAhead = 2;
 /// Column layout with centered moments (schedule.h): reduced indices per
 /// block of the moment loop, a multiple of kColumnChunk whose tile rows
 /// take about a quarter of the L2 (the second loop re-reads them there).

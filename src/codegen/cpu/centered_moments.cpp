@@ -1,5 +1,6 @@
-// Centered moments in the column layout (schedule.h, CenteredMoment): the
-// pass of mean(x) also computes M2 = sum((x - mean)^2) of each moment.
+// Centered moments (schedule.h, CenteredMoment): the pass of mean(x) also
+// computes M2 = sum((x - mean)^2) of each moment. The column layout first
+// (below); the row layout's code is at the end of the file.
 //
 // The pass walks the unit's reduced indices [lo, hi) in blocks of
 // td->mom_rows (a multiple of the 64-index chunk, tiles of about a quarter
@@ -314,7 +315,8 @@ namespace autofuse::codegen::cpu {
 
 // Row layout. The pass's loops as emit_pass_body writes them, but the last
 // reduced axis always in chunks (emit_clause_loop; no short-row variant:
-// the schedule takes rows of at least a chunk), and after each chunk's loop
+// those need one reduced axis, the schedule takes two or more), and after
+// each chunk's loop
 // every moment merges the chunk [ch, ch_end) as its block: its center is
 // the mean's chunk sum over its length, its squares and deviations come
 // from a second loop over the chunk (in the L1). The running moment is

@@ -286,8 +286,9 @@ class KernelEmitter {
   std::string whole_row_prefetches(const std::string& indent) const;
   /// Row layout's centered moments: before a chunk's second loop (which
   /// reads the chunk from the L1, so no memory read would be in flight),
-  /// the next chunk's lines of each contiguous Load of `body`
-  /// (row_prefetch.cpp). A burst of one chunk: measured 0.9x the time of
+  /// the next chunk's lines of each contiguous Load of `body` (none after
+  /// the last axis's last chunk: the next one starts elsewhere;
+  /// row_prefetch.cpp). A burst of one chunk: measured 0.9x the time of
   /// none (NCHW batch-norm, rows of 3.1 MiB, one thread).
   std::string chunk_prefetches(const std::vector<int>& body, int axis,
                                const std::string& indent) const;

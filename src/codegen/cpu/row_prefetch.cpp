@@ -21,10 +21,10 @@
 // 3.0-3.2 ms. "Rows on" counts along the last row axis; near its end the
 // offset is 0 (the row itself, in cache: a wasted prefetch, no branch, no
 // address past the buffer). Only keys 1 and 2 prefetch: their rows come
-// from memory. Only rows of at most kMaxRowPrefetchBytes: a longer row's
-// later passes read memory themselves, and what was prefetched rows ahead
-// has left the L2 by the time pass 0 gets there. Softmax (its last pass reads a row buffer, exp dominates)
-// neither gains nor loses measurably.
+// from memory. Only when those rows and this one fit the L2 (td->pf_rows,
+// reduction_tiling.cpp): else what was prefetched rows ahead has left the
+// L2 by the time pass 0 gets there, and the reads only cost bandwidth. Softmax (its last pass reads
+// a row buffer, exp dominates) neither gains nor loses measurably.
 //
 // Gathered rows (an embedding lookup: the table row of a per-row index,
 // tables much larger than the cache) are what such kernels wait for most:
@@ -78,14 +78,7 @@ constexpr int64_t kStreamChunk = tiling::kStreamChunk;
 /// How many rows ahead: bert_embeddings B=64,S=512,V=30522 (1 thread) 16.5 ms
 /// one row ahead, 11.6-12.5 two, 11.9 four; contiguous rows (skip_layernorm)
 /// the same for one and two.
-constexpr int kRowsAhead = 2;
-/// Reduction rows whose data exceeds this are not prefetched rows ahead:
-/// the later passes read such a row from memory too (it is not in the L2
-/// when they run), and rows prefetched that far ahead leave the L2 before
-/// pass 0 reaches them (NCHW batch-norm [64, 64, 12544] f32, rows of 3.1
-/// MiB, one thread: 55.6 -> 46.2 ms with the centered moments). A quarter
-/// of the smallest L2 of the targets (1 MiB).
-constexpr int64_t kMaxRowPrefetchBytes = 256 << 10;
+constexpr int64_t kRowsAhead = tiling::kReductionRowsAhead;
 /// Strided rows (Elementwise): only short ones, and this far ahead (about
 /// 32 rows of 256 bytes, the best measured).
 constexpr int64_t kMaxStridedRowBytes = 2048;
@@ -188,16 +181,11 @@ std::string KernelEmitter::row_prefetch_offsets(const std::string& indent) const
   if (prefetched_.empty() || row_axes_.empty()) return {};  // flat: row_prefetches
   const int a = row_axes_.back();
   const std::string ahead = prefetch_rows_ahead();
-  std::string fits;  // Reduction: rows that stay in the L2 (kMaxRowPrefetchBytes)
-  if (kernel_.kind == Template::Reduction) {
-    int64_t widest = 1;
-    for (int id : prefetched_)
-      widest = std::max<int64_t>(widest, dtype_size(node(id).dtype));
-    std::string row = std::to_string(widest);
-    for (int r : kernel_.inner_axes)
-      row += " * " + size(r);
-    fits = fmt::format(" && {} <= {}", row, kMaxRowPrefetchBytes);
-  }
+  // Reduction: only rows that stay in the L2 until pass 0 reads them (the
+  // tiling's flag).
+  const std::string fits = kernel_.kind == Template::Reduction
+                               ? fmt::format(" && td->{} > 0", tiling::kPrefetchRowsField)
+                               : std::string();
   std::string out = fmt::format("{}const bool pf_more = i{} + {} < {}{};  // a row to prefetch\n",
                                 indent, a, ahead, size(a), fits);
   for (int id : prefetched_) {
@@ -264,11 +252,10 @@ std::string KernelEmitter::chunk_prefetches(const std::vector<int>& body, int ax
         n.view.strides.at(static_cast<size_t>(axis)) != sym::Expr(1))
       continue;
     out += fmt::format(
-        "{}if (ch_end < {}) for (int64_t k_ = ch; k_ < ch_end; k_ += {}) "
-        "__builtin_prefetch(&p{}[{}]);"
-        "  // {}: the next chunk\n",
+        "{}for (int64_t k_ = ch_end; k_ < af_min(ch_end + (ch_end - ch), {}); k_ += {}) "
+        "__builtin_prefetch(&p{}[{}]);  // {}: the next chunk\n",
         indent, hi, elements_per_line(n.dtype), node(n.inputs.at(0)).arg_index,
-        address(n, axis, "k_ + (ch_end - ch)"), n.name);
+        address(n, axis, "k_"), n.name);
   }
   return out;
 }
