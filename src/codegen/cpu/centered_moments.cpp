@@ -132,6 +132,25 @@ std::vector<bool> KernelEmitter::moment_input_nodes(int v) const {
   return need;
 }
 
+std::string KernelEmitter::moment_merge(int v, const std::string& lane,
+                                        const std::string& squares) const {
+  const AscNode& moment = node(v);
+  const AscNode& square = node(moment.inputs.at(0));
+  // The deviations' sum is +-nb (block mean - center): Sub(x, mean) or
+  // Sub(mean, x).
+  const bool x_first =
+      node(square.inputs.at(0)).inputs.at(0) == node(kernel_.moment_of(v)->mean).inputs.at(0);
+  return fmt::format(
+      "const {type} e_ = {sign}{md}{t} / nb_, e2_ = {md}{t} * ({md}{t} / nb_); "
+      "const {type} q_ = {squares} - (e2_ - e2_ == 0 ? e2_ : 0); "
+      "const {type} d_ = (({mc}{t} - {mk}{t}) + e_) - {mr}{t}; {mr}{t} += d_ * w_; "
+      "const {type} m2_ = (q_ < 0 ? 0 : q_) + d_ * (d_ * wo_); {add}",
+      fmt::arg("type", c_compute_type(moment.dtype)), fmt::arg("sign", x_first ? "" : "-"),
+      fmt::arg("md", block_deviations(v)), fmt::arg("t", lane), fmt::arg("squares", squares),
+      fmt::arg("mc", center(v)), fmt::arg("mk", shift(v)), fmt::arg("mr", running_mean(v)),
+      fmt::arg("add", kahan_add(moment, fmt::format("({})", overflow_guard("m2_", "q_")))));
+}
+
 void KernelEmitter::emit_moment_pass_body(const PassPlan& plan, const std::string& indent,
                                           std::string& out) const {
   if (!column_) {
@@ -223,20 +242,11 @@ void KernelEmitter::emit_moment_pass_body(const PassPlan& plan, const std::strin
     out += tile_loop(in2 + "  ",
                      fmt::format("{}[{t}] = {}[{t}];", shift(v), center(v), fmt::arg("t", t)));
     out += in2 + "}\n";
-    // The deviations' sum is +-nb (block mean - center): Sub(x, mean) or
-    // Sub(mean, x).
-    const bool x_first = node(square.inputs.at(0)).inputs.at(0) == node(mean).inputs.at(0);
-    const std::string merge = fmt::format(
-        "const {type} e_ = {sign}{md}[{t}] / nb_, e2_ = {md}[{t}] * ({md}[{t}] / nb_); "
-        "const {type} q_ = {mq}[{t}] + {chunk} - (e2_ - e2_ == 0 ? e2_ : 0); "
-        "const {type} d_ = (({mc}[{t}] - {mk}[{t}]) + e_) - {mr}[{t}]; {mr}[{t}] += d_ * w_; "
-        "const {type} m2_ = (q_ < 0 ? 0 : q_) + d_ * (d_ * wo_); "
-        "{add} {mq}[{t}] = 0; {md}[{t}] = 0; {chunk} = 0;",
-        fmt::arg("type", type), fmt::arg("sign", x_first ? "" : "-"),
-        fmt::arg("md", block_deviations(v)), fmt::arg("t", t), fmt::arg("mq", block_squares(v)),
-        fmt::arg("chunk", chunk(v)), fmt::arg("mc", center(v)), fmt::arg("mk", shift(v)),
-        fmt::arg("mr", running_mean(v)),
-        fmt::arg("add", kahan_add(moment, fmt::format("({})", overflow_guard("m2_", "q_")))));
+    const std::string merge =
+        moment_merge(v, fmt::format("[{}]", t),
+                     fmt::format("{}[{}] + {}", block_squares(v), t, chunk(v))) +
+        fmt::format(" {}[{t}] = 0; {}[{t}] = 0; {} = 0;", block_squares(v), block_deviations(v),
+                    chunk(v), fmt::arg("t", t));
     out += tile_loop(in2, merge) + in1 + "}\n";
   }
   out += ind + "}\n";
@@ -316,10 +326,9 @@ namespace autofuse::codegen::cpu {
 // Row layout. The pass's loops as emit_pass_body writes them, but the last
 // reduced axis always in chunks (emit_clause_loop; no short-row variant:
 // those need one reduced axis, the schedule takes two or more), and after
-// each chunk's loop
-// every moment merges the chunk [ch, ch_end) as its block: its center is
-// the mean's chunk sum over its length, its squares and deviations come
-// from a second loop over the chunk (in the L1). The running moment is
+// each chunk's loop every moment merges the chunk [ch, ch_end) as its
+// block: its center is the mean's chunk sum over its length, its squares
+// and deviations come from a second loop over the chunk (in the L1). The running moment is
 // scalar: its count so far mn, shift mk, mean offset mr, and the Kahan pair
 // a / k of its M2. The arithmetic is the column layout's (file header).
 void KernelEmitter::emit_row_moment_pass_body(const PassPlan& plan, const std::string& indent,
@@ -336,42 +345,26 @@ void KernelEmitter::emit_row_moment_pass_body(const PassPlan& plan, const std::s
   }
   PassPlan chunked = plan;
   chunked.short_row.clear();  // every row in chunks
-  std::string ind = indent;
-  emit_pass_init(chunked, ind, out);
   for (int v : plan.moments) {
     const std::string type = c_compute_type(node(v).dtype);
-    out += fmt::format("{}{} {} = 0, {} = 0, {} = 0;  // offset, shift, M2's compensation\n", ind,
-                       type, running_mean(v), shift(v), comp(v));
-    out += fmt::format("{}int64_t mn{} = 0;  // indices merged so far\n", ind, v);
+    out += fmt::format("{}{} {} = 0, {} = 0, {} = 0;  // offset, shift, M2's compensation\n",
+                       indent, type, running_mean(v), shift(v), comp(v));
+    out += fmt::format("{}int64_t mn{} = 0;  // indices merged so far\n", indent, v);
   }
-  for (int level = 1; level <= chunked.scalar_levels; ++level) {
-    out += reduced_loop_head(level, ind);
-    ind += "  ";
-    emit_level_nodes(chunked, level, ind, out);
-  }
-  std::vector<int> body;
-  for (const AscNode& n : graph_.nodes)
-    if (chunked.need[static_cast<size_t>(n.id)] && level_[static_cast<size_t>(n.id)] == depth_)
-      body.push_back(n.id);
-  emit_clause_loop(
-      chunked, body, [&](const std::string& at) { return pass_updates(chunked, depth_, at); }, ind,
-      out,
-      [&](const std::string& at, std::string& text) { emit_row_moment_chunk(chunked, at, text); });
-  for (int level = chunked.scalar_levels; level >= 1; --level) {
-    ind.resize(ind.size() - 2);
-    out += ind + "}\n";
-  }
-  emit_pass_results(chunked, ind, out);
+  emit_pass_loops(chunked, indent, out, [&](const std::string& at, std::string& text) {
+    emit_row_moment_chunk(chunked, at, text);
+  });
   std::string partials;
   for (int v : plan.moments) {
-    out += fmt::format("{}{} -= {};\n", ind, acc(v), comp(v));
-    emit_partial_write(v, ind + "  ", partials);
+    out += fmt::format("{}{} -= {};\n", indent, acc(v), comp(v));
+    emit_partial_write(v, indent + "  ", partials);
     const std::string type = c_compute_type(node(v).dtype);
     const size_t slot = moment_slot(v);
-    partials += fmt::format("{}{} = {}; {} = {};\n", ind + "  ", workspace_element(type, slot, "0"),
-                            shift(v), workspace_element(type, slot + 1, "0"), running_mean(v));
+    partials +=
+        fmt::format("{}{} = {}; {} = {};\n", indent + "  ", workspace_element(type, slot, "0"),
+                    shift(v), workspace_element(type, slot + 1, "0"), running_mean(v));
   }
-  if (split_possible()) out += ind + "if (nsplit > 1) {\n" + partials + ind + "}\n";
+  if (split_possible()) out += indent + "if (nsplit > 1) {\n" + partials + indent + "}\n";
 }
 
 void KernelEmitter::emit_row_moment_chunk(const PassPlan& plan, const std::string& indent,
@@ -409,23 +402,13 @@ void KernelEmitter::emit_row_moment_chunk(const PassPlan& plan, const std::strin
         },
         in1, out);
     moment_center_ = -1;
-    const bool x_first = node(square.inputs.at(0)).inputs.at(0) == node(mean).inputs.at(0);
     out += fmt::format("{}if (mn{} == 0) {} = {};  // the shift: the first chunk's center\n", in1,
                        v, shift(v), center(v));
     out += fmt::format(
         "{in}const {type} w_ = nb_ / ({type})(mn{v} + (ch_end - ch)), wo_ = ({type})mn{v} * w_;\n"
-        "{in}const {type} e_ = {sign}{md} / nb_, e2_ = {md} * ({md} / nb_);\n"
-        "{in}const {type} q_ = {mq} - (e2_ - e2_ == 0 ? e2_ : 0);\n"
-        "{in}const {type} d_ = (({mc} - {mk}) + e_) - {mr};\n"
-        "{in}{mr} += d_ * w_;\n"
-        "{in}const {type} m2_ = (q_ < 0 ? 0 : q_) + d_ * (d_ * wo_);\n"
-        "{in}{add}\n"
-        "{in}mn{v} += ch_end - ch;\n",
+        "{in}{merge}\n{in}mn{v} += ch_end - ch;\n",
         fmt::arg("in", in1), fmt::arg("type", type), fmt::arg("v", v),
-        fmt::arg("sign", x_first ? "" : "-"), fmt::arg("md", block_deviations(v)),
-        fmt::arg("mq", block_squares(v)), fmt::arg("mc", center(v)), fmt::arg("mk", shift(v)),
-        fmt::arg("mr", running_mean(v)),
-        fmt::arg("add", kahan_add(moment, fmt::format("({})", overflow_guard("m2_", "q_")))));
+        fmt::arg("merge", moment_merge(v, "", block_squares(v))));
     out += indent + "}\n";
   }
 }

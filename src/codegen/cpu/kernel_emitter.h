@@ -311,12 +311,18 @@ class KernelEmitter {
   /// The pass's init, loops and results for `plan` (emit_pass runs it once,
   /// or twice: with and without row buffers).
   void emit_pass_body(const PassPlan& plan, const std::string& indent, std::string& out) const;
+  /// emit_pass_body without centered moments; `chunk_end` as emit_clause_loop's.
+  void emit_pass_loops(
+      const PassPlan& plan, const std::string& indent, std::string& out,
+      const std::function<void(const std::string&, std::string&)>& chunk_end = nullptr) const;
   /// The nodes of reduced loop `level` (above the vector loop) that `plan`
   /// needs, then the updates of its Reduces accumulating there.
   void emit_level_nodes(const PassPlan& plan, int level, const std::string& ind,
                         std::string& out) const;
   void emit_pass_init(const PassPlan& plan, const std::string& indent, std::string& out) const;
-  void emit_vector_loop(const PassPlan& plan, const std::string& indent, std::string& out) const;
+  void emit_vector_loop(
+      const PassPlan& plan, const std::string& indent, std::string& out,
+      const std::function<void(const std::string&, std::string&)>& chunk_end = nullptr) const;
   /// Cascade collapse, compensation fold and (split) partial writes.
   void emit_pass_results(const PassPlan& plan, const std::string& indent, std::string& out) const;
   /// The updates of the Reduces accumulating at loop `level`.
@@ -356,6 +362,11 @@ class KernelEmitter {
   /// wo_ declared) in the row layout, at `indent`.
   void emit_row_moment_combine(int r, const std::string& indent, std::string& out) const;
   std::string moment_center(int id) const;
+  /// Moment `v`'s merge of its block (Chan's formula in shifted offsets,
+  /// the file header of centered_moments.cpp) as one line of statements:
+  /// its arrays indexed by `lane` ("[...]", or "" for scalars), `squares`
+  /// the block's sum of squares about its center; nb_, w_ and wo_ defined.
+  std::string moment_merge(int v, const std::string& lane, const std::string& squares) const;
   /// Per node: whether moment `v`'s input needs it inside the loops.
   std::vector<bool> moment_input_nodes(int v) const;
   /// The first of moment `r`'s two extra workspace slots (shift, offset).

@@ -348,8 +348,9 @@ void KernelEmitter::emit_pass_init(const PassPlan& plan, const std::string& ind,
     out += ind + "int64_t chunk_rows = 0;  // reduced indices in the column chunk sums\n";
 }
 
-void KernelEmitter::emit_vector_loop(const PassPlan& plan, const std::string& ind,
-                                     std::string& out) const {
+void KernelEmitter::emit_vector_loop(
+    const PassPlan& plan, const std::string& ind, std::string& out,
+    const std::function<void(const std::string&, std::string&)>& chunk_end) const {
   const int deepest = plan.deepest;
   std::vector<int> body;
   for (const AscNode& n : graph_.nodes)
@@ -373,10 +374,11 @@ void KernelEmitter::emit_vector_loop(const PassPlan& plan, const std::string& in
     return;
   }
   if (!plan.short_row.empty()) {
+    AF_CHECK(!chunk_end, "kernel {}: a short-row loop has no chunks", graph_.name);
     emit_short_row_loop(plan, body, updates, ind, out);
     return;
   }
-  emit_clause_loop(plan, body, updates, ind, out);
+  emit_clause_loop(plan, body, updates, ind, out, chunk_end);
 }
 
 void KernelEmitter::emit_clause_loop(
@@ -590,6 +592,12 @@ void KernelEmitter::emit_pass_body(const PassPlan& plan, const std::string& inde
     emit_moment_pass_body(plan, indent, out);
     return;
   }
+  emit_pass_loops(plan, indent, out);
+}
+
+void KernelEmitter::emit_pass_loops(
+    const PassPlan& plan, const std::string& indent, std::string& out,
+    const std::function<void(const std::string&, std::string&)>& chunk_end) const {
   std::string ind = indent;
   emit_pass_init(plan, ind, out);
   for (int level = 1; level <= plan.scalar_levels; ++level) {
@@ -599,7 +607,7 @@ void KernelEmitter::emit_pass_body(const PassPlan& plan, const std::string& inde
   }
   // The vector loop, unless the pass's deepest loop is a scalar one (a
   // column layout pass that needs no value varying along the tile).
-  if (!column_ || plan.deepest == depth_) emit_vector_loop(plan, ind, out);
+  if (!column_ || plan.deepest == depth_) emit_vector_loop(plan, ind, out, chunk_end);
   for (int level = plan.scalar_levels; level >= 1; --level) {
     ind.resize(ind.size() - 2);
     out += ind + "}\n";

@@ -23,8 +23,9 @@
 // address past the buffer). Only keys 1 and 2 prefetch: their rows come
 // from memory. Only when those rows and this one fit the L2 (td->pf_rows,
 // reduction_tiling.cpp): else what was prefetched rows ahead has left the
-// L2 by the time pass 0 gets there, and the reads only cost bandwidth. Softmax (its last pass reads
-// a row buffer, exp dominates) neither gains nor loses measurably.
+// L2 by the time pass 0 gets there, and the reads only cost bandwidth.
+// Softmax (its last pass reads a row buffer, exp dominates) neither gains
+// nor loses measurably.
 //
 // Gathered rows (an embedding lookup: the table row of a per-row index,
 // tables much larger than the cache) are what such kernels wait for most:
