@@ -77,7 +77,13 @@ const jit::Module& prelude_module() {
         "  out[2] = header.workspace_bytes;\n  out[3] = serial;\n}\n"
         "extern \"C\" void t_div(int64_t a, int64_t b, int64_t* out) {\n"
         "  out[0] = af_floordiv(a, b);\n  out[1] = af_mod(a, b);\n"
-        "  out[2] = af_ceildiv(a, b);\n}\n";
+        "  out[2] = af_ceildiv(a, b);\n}\n"
+        // Row extremes: of a buffer (padded by the function) and in place.
+        "extern \"C\" float t_row_extreme(float* p, int64_t n, int is_max, int in_place,\n"
+        "    int* nan) {\n"
+        "  if (in_place) return is_max ? af_row_max_f32_in(p, n, nan) : af_row_min_f32_in(p, n, "
+        "nan);\n"
+        "  return is_max ? af_row_max_f32(p, n, nan) : af_row_min_f32(p, n, nan);\n}\n";
     return compile(source);
   }();
   return *module;
@@ -377,6 +383,78 @@ TEST(Prelude, FloorDivision) {
       EXPECT_EQ(out[2], static_cast<int64_t>(std::ceil(static_cast<double>(a) / b)));
     }
   }
+}
+
+// af_row_max_f32 / af_row_min_f32 (and the _in forms) against the clause's
+// `x > a ? x : a` over the non-NaN values plus a NaN flag, for rows whose
+// probe sum stays a number (the fast path) and rows where it is NaN without
+// a NaN value (+inf and -inf, or overflowing sums of both signs: the
+// checked path), NaN anywhere (whole vectors and the tail), every length
+// around the 8-lane vectors and the 32-element unrolled loop.
+TEST(Prelude, RowExtremesMatchTheClause) {
+  using Fn = float (*)(float*, int64_t, int, int, int*);
+  auto extreme = fn<Fn>("row_extreme");
+  const float inf = std::numeric_limits<float>::infinity();
+  const float big = std::numeric_limits<float>::max();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  uint64_t state = 12345;
+  const auto next = [&] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<int64_t>(state >> 33);
+  };
+  int checked = 0;
+  for (int64_t n = 1; n <= 100; ++n) {
+    for (int kind = 0; kind < 7; ++kind) {
+      std::vector<float> x(static_cast<size_t>(n));
+      for (float& v : x)
+        v = static_cast<float>(next() % 2001 - 1000) / 7.0f;
+      const auto at = [&] { return static_cast<size_t>(next() % n); };
+      switch (kind) {
+        case 1:  // one NaN
+          x[at()] = nan;
+          break;
+        case 2:  // NaN last (the tail after the whole vectors)
+          x.back() = nan;
+          break;
+        case 3:  // the probe NaN without a NaN value
+          x[at()] = inf;
+          x[at()] = -inf;
+          break;
+        case 4:  // sums overflowing both ways (or cancelling)
+          for (float v : {big, big, -big, -big})
+            x[at()] = v;
+          break;
+        case 5:  // -inf, no NaN
+          x[at()] = -inf;
+          break;
+        case 6:  // signed zeros
+          for (float& v : x)
+            v = (next() % 2) ? 0.0f : -0.0f;
+          break;
+        default:
+          break;
+      }
+      for (int is_max : {1, 0}) {
+        for (int in_place : {0, 1}) {
+          float want = is_max ? -inf : inf;
+          int want_nan = 0;
+          for (float v : x) {
+            want = is_max ? (v > want ? v : want) : (v < want ? v : want);
+            want_nan |= v != v;
+          }
+          std::vector<float> buffer(x);
+          buffer.resize(x.size() + 8, 1234.0f);  // the pad the function writes
+          int got_nan = -1;
+          const float got = extreme(buffer.data(), n, is_max, in_place, &got_nan);
+          ASSERT_EQ(got_nan, want_nan) << "n=" << n << " kind=" << kind << " max=" << is_max;
+          ASSERT_EQ(got, want) << "n=" << n << " kind=" << kind << " max=" << is_max
+                               << " in_place=" << in_place;
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(checked, 100 * 7 * 4);
 }
 
 TEST(Prelude, IncludesLittle) {

