@@ -79,6 +79,30 @@ AF_INLINE float af_row_sum_f32_in(const float* p, int64_t n) {
   return af_row_vector_sum_f32(p, whole) + tail;
 }
 
+// The clause's step: x replaces a when it is larger (max) or smaller (min);
+// `is_max` comes from the function using it.
+#define AF_EXTREME(x, a) (is_max ? ((x) > (a) ? (x) : (a)) : ((x) < (a) ? (x) : (a)))
+
+/// The end of a row max / min: the four vector accumulators a[0..3]
+/// pairwise, the tree over the lanes, then the n2 elements at `tail` one by
+/// one; *saw_nan = `saw` or a NaN among them.
+AF_INLINE float af_row_extreme_finish(const af_f32x8* a, const float* tail, int64_t n2, int saw,
+                                      int* saw_nan, bool is_max) {
+  // Pairwise: a NaN-free operand either way, so the order only picks
+  // between equal values (+0 and -0).
+  af_f32x8 acc = AF_EXTREME(AF_EXTREME(a[3], a[2]), AF_EXTREME(a[1], a[0]));
+  acc = AF_EXTREME(AF_SWAP_LANES(acc, 4), acc);
+  acc = AF_EXTREME(AF_SWAP_LANES(acc, 2), acc);
+  acc = AF_EXTREME(AF_SWAP_LANES(acc, 1), acc);
+  float result = acc[0];
+  for (int64_t j = 0; j < n2; ++j) {
+    result = AF_EXTREME(tail[j], result);
+    saw |= tail[j] != tail[j];
+  }
+  *saw_nan = saw;
+  return result;
+}
+
 /// Max (`is_max`) or min of the whole vectors of p[0, n) and of the n2
 /// elements after them (read one by one) over the non-NaN values (-inf /
 /// +inf when none), as the clause's `x > a ? x : a` does, and *saw_nan =
@@ -87,52 +111,27 @@ AF_INLINE float af_row_sum_f32_in(const float* p, int64_t n) {
 /// for a row whose probe sum is NaN.
 AF_INLINE float af_row_extreme_checked_f32(const float* p, int64_t n, int64_t n2, int* saw_nan,
                                            bool is_max) {
-  // The clause's step: x replaces a when it is larger (max) or smaller (min).
-#define AF_EXTREME(x, a) (is_max ? ((x) > (a) ? (x) : (a)) : ((x) < (a) ? (x) : (a)))
   const float identity = is_max ? -__builtin_inff() : __builtin_inff();
-  af_f32x8 a0 = (af_f32x8){} + identity, a1 = a0, a2 = a0, a3 = a0;
+  af_f32x8 a[4];
+  a[0] = a[1] = a[2] = a[3] = (af_f32x8){} + identity;
   af_i32x8 nan = {};
-#define AF_EXTREME_UPDATE(a, at)                   \
-  {                                                \
-    const af_f32x8 x = *(const af_f32x8_mem*)(at); \
-    a = AF_EXTREME(x, a); /* vmaxps, vminps */     \
-    nan |= x != x;                                 \
-  }
   int64_t i = 0;
   for (; i + 32 <= n; i += 32) {
-    AF_EXTREME_UPDATE(a0, p + i)
-    AF_EXTREME_UPDATE(a1, p + i + 8)
-    AF_EXTREME_UPDATE(a2, p + i + 16)
-    AF_EXTREME_UPDATE(a3, p + i + 24)
+    for (int k = 0; k < 4; ++k) {
+      const af_f32x8 x = *(const af_f32x8_mem*)(p + i + 8 * k);
+      a[k] = AF_EXTREME(x, a[k]);  // vmaxps, vminps
+      nan |= x != x;
+    }
   }
-  for (; i + 8 <= n; i += 8)
-    AF_EXTREME_UPDATE(a0, p + i)
-#undef AF_EXTREME_UPDATE
-  // Pairwise: a NaN-free operand either way, so the order only picks
-  // between equal values (+0 and -0).
-  a0 = AF_EXTREME(a1, a0);
-  a2 = AF_EXTREME(a3, a2);
-  af_f32x8 acc = AF_EXTREME(a2, a0);
-#define AF_EXTREME_STEP(k)                    \
-  {                                           \
-    const af_f32x8 o = AF_SWAP_LANES(acc, k); \
-    acc = AF_EXTREME(o, acc);                 \
-    nan |= AF_SWAP_LANES(nan, k);             \
+  for (; i + 8 <= n; i += 8) {
+    const af_f32x8 x = *(const af_f32x8_mem*)(p + i);
+    a[0] = AF_EXTREME(x, a[0]);
+    nan |= x != x;
   }
-  AF_EXTREME_STEP(4)
-  AF_EXTREME_STEP(2)
-  AF_EXTREME_STEP(1)
-#undef AF_EXTREME_STEP
-  float result = acc[0];
-  int saw = nan[0] != 0;
-  for (int64_t j = i; j < i + n2; ++j) {
-    const float x = p[j];
-    result = AF_EXTREME(x, result);
-    saw |= x != x;
-  }
-#undef AF_EXTREME
-  *saw_nan = saw;
-  return result;
+  nan |= AF_SWAP_LANES(nan, 4);
+  nan |= AF_SWAP_LANES(nan, 2);
+  nan |= AF_SWAP_LANES(nan, 1);
+  return af_row_extreme_finish(a, p + i, n2, nan[0] != 0, saw_nan, is_max);
 }
 
 /// As af_row_extreme_checked_f32, with one add per 8 lanes instead of the
@@ -144,53 +143,32 @@ AF_INLINE float af_row_extreme_checked_f32(const float* p, int64_t n, int64_t n2
 /// instead of ~5 (a plain row max in cache: 0.81-0.86x the time).
 AF_INLINE float af_row_extreme_f32(const float* p, int64_t n, int64_t n2, int* saw_nan,
                                    bool is_max) {
-#define AF_EXTREME(x, a) (is_max ? ((x) > (a) ? (x) : (a)) : ((x) < (a) ? (x) : (a)))
   const float identity = is_max ? -__builtin_inff() : __builtin_inff();
-  af_f32x8 a0 = (af_f32x8){} + identity, a1 = a0, a2 = a0, a3 = a0;
-  af_f32x8 s0 = {}, s1 = {}, s2 = {}, s3 = {};
+  af_f32x8 a[4];
+  a[0] = a[1] = a[2] = a[3] = (af_f32x8){} + identity;
+  af_f32x8 s[4] = {};
   int64_t i = 0;
   for (; i + 32 <= n; i += 32) {
-    const af_f32x8 x0 = *(const af_f32x8_mem*)(p + i);
-    const af_f32x8 x1 = *(const af_f32x8_mem*)(p + i + 8);
-    const af_f32x8 x2 = *(const af_f32x8_mem*)(p + i + 16);
-    const af_f32x8 x3 = *(const af_f32x8_mem*)(p + i + 24);
-    a0 = AF_EXTREME(x0, a0);
-    a1 = AF_EXTREME(x1, a1);
-    a2 = AF_EXTREME(x2, a2);
-    a3 = AF_EXTREME(x3, a3);
-    s0 += x0;
-    s1 += x1;
-    s2 += x2;
-    s3 += x3;
+    for (int k = 0; k < 4; ++k) {
+      const af_f32x8 x = *(const af_f32x8_mem*)(p + i + 8 * k);
+      a[k] = AF_EXTREME(x, a[k]);
+      s[k] += x;
+    }
   }
   for (; i + 8 <= n; i += 8) {
-    const af_f32x8 x0 = *(const af_f32x8_mem*)(p + i);
-    a0 = AF_EXTREME(x0, a0);
-    s0 += x0;
+    const af_f32x8 x = *(const af_f32x8_mem*)(p + i);
+    a[0] = AF_EXTREME(x, a[0]);
+    s[0] += x;
   }
-  s0 = (s0 + s1) + (s2 + s3);
-  s0 += AF_SWAP_LANES(s0, 4);
-  s0 += AF_SWAP_LANES(s0, 2);
-  s0 += AF_SWAP_LANES(s0, 1);
-  if (__builtin_expect(s0[0] != s0[0], 0))
+  af_f32x8 probe = (s[0] + s[1]) + (s[2] + s[3]);
+  probe += AF_SWAP_LANES(probe, 4);
+  probe += AF_SWAP_LANES(probe, 2);
+  probe += AF_SWAP_LANES(probe, 1);
+  if (__builtin_expect(probe[0] != probe[0], 0))
     return af_row_extreme_checked_f32(p, n, n2, saw_nan, is_max);
-  a0 = AF_EXTREME(a1, a0);
-  a2 = AF_EXTREME(a3, a2);
-  af_f32x8 acc = AF_EXTREME(a2, a0);
-  acc = AF_EXTREME(AF_SWAP_LANES(acc, 4), acc);
-  acc = AF_EXTREME(AF_SWAP_LANES(acc, 2), acc);
-  acc = AF_EXTREME(AF_SWAP_LANES(acc, 1), acc);
-  float result = acc[0];
-  int saw = 0;
-  for (int64_t j = i; j < i + n2; ++j) {
-    const float x = p[j];
-    result = AF_EXTREME(x, result);
-    saw |= x != x;
-  }
-#undef AF_EXTREME
-  *saw_nan = saw;
-  return result;
+  return af_row_extreme_finish(a, p + i, n2, 0, saw_nan, is_max);
 }
+#undef AF_EXTREME
 
 /// Max / min of the buffer p[0, n); writes the identity to p[n, n + 8).
 AF_INLINE float af_row_max_f32(float* p, int64_t n, int* saw_nan) {
