@@ -1,7 +1,6 @@
 // Data movement library ops (transpose, slice, concat, split, gather), plain
 // copies, and constant / iota creation. Movement copies storage bits
 // unchanged, element by element of the dtype's size.
-#include <sys/mman.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -10,6 +9,7 @@
 
 #include "autofuse/error.h"
 #include "autofuse/ref/tensor.h"
+#include "autofuse/support/host_memory.h"
 #include "runtime/library.h"
 #include "runtime/strided_copy.h"
 
@@ -80,23 +80,18 @@ inline void copy_row(char* dst, const char* src, size_t bytes) {
 }  // namespace
 
 Scratch::~Scratch() {
-  std::free(data_);
+  free_host_buffer(data_, capacity_);
 }
 
 void* Scratch::get(size_t bytes) {
   if (bytes <= capacity_) return data_;
-  std::free(data_);
+  free_host_buffer(data_, capacity_);
   data_ = nullptr;
   capacity_ = 0;
-  // Large buffers on 2 MiB boundaries with transparent huge pages: first
-  // touch of 4 KiB pages costs ~2 us each on the project's VMs.
-  constexpr size_t kHuge = size_t{2} << 20;
-  const bool huge = bytes >= 2 * kHuge;
-  const size_t align = huge ? kHuge : 64;
-  const size_t rounded = (std::max<size_t>(bytes, 4096) + align - 1) / align * align;
-  data_ = std::aligned_alloc(align, rounded);
-  if (data_ == nullptr) throw std::bad_alloc();
-  if (huge) ::madvise(data_, rounded, MADV_HUGEPAGE);  // a hint; failure is harmless
+  // Large arenas on huge pages (support/host_memory.h); first touch of
+  // 4 KiB pages also costs ~2 us each on the project's VMs.
+  const size_t rounded = (std::max<size_t>(bytes, 4096) + 63) / 64 * 64;
+  data_ = allocate_host_buffer(rounded);
   capacity_ = rounded;
   return data_;
 }

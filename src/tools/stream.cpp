@@ -10,6 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include "autofuse/support/host_memory.h"
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
@@ -176,14 +178,18 @@ double timed_parallel(int threads, long elements, Body body) {
   return std::chrono::duration<double>(end - start).count();
 }
 
-struct FreeDeleter {
-  void operator()(double* p) const { std::free(p); }
+// STREAM's arrays come from the allocator the kernels' tensors use (huge
+// pages when large), so its bandwidth is measured under the same paging.
+struct HostBufferDeleter {
+  size_t bytes = 0;
+  void operator()(double* p) const { free_host_buffer(p, bytes); }
 };
-using Array = std::unique_ptr<double[], FreeDeleter>;
+using Array = std::unique_ptr<double[], HostBufferDeleter>;
 
 Array aligned_array(long elements) {
-  size_t bytes = (static_cast<size_t>(elements) * sizeof(double) + 63) / 64 * 64;
-  return Array(static_cast<double*>(std::aligned_alloc(64, std::max<size_t>(bytes, 64))));
+  const size_t bytes =
+      std::max<size_t>((static_cast<size_t>(elements) * sizeof(double) + 63) / 64 * 64, 64);
+  return Array(static_cast<double*>(allocate_host_buffer(bytes)), HostBufferDeleter{bytes});
 }
 
 }  // namespace

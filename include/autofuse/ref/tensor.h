@@ -8,22 +8,23 @@
 #include <vector>
 
 #include "autofuse/graph/dtype.h"
+#include "autofuse/support/host_memory.h"
 
 namespace autofuse {
 
 /// Allocates on 64-byte (cache-line, AVX-512 vector) boundaries, so kernels
-/// reading a HostTensor in place never split a vector load across lines.
+/// reading a HostTensor in place never split a vector load across lines;
+/// large tensors on huge pages (support/host_memory.h).
 template <typename T>
-struct CacheLineAllocator {
+struct HostAllocator {
   using value_type = T;
-  static constexpr std::align_val_t kAlignment{64};
-  CacheLineAllocator() = default;
+  HostAllocator() = default;
   template <typename U>
-  CacheLineAllocator(const CacheLineAllocator<U>&) {}  // NOLINT(google-explicit-constructor)
-  T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlignment)); }
-  void deallocate(T* p, size_t) { ::operator delete(p, kAlignment); }
+  HostAllocator(const HostAllocator<U>&) {}  // NOLINT(google-explicit-constructor)
+  T* allocate(size_t n) { return static_cast<T*>(allocate_host_buffer(n * sizeof(T))); }
+  void deallocate(T* p, size_t n) { free_host_buffer(p, n * sizeof(T)); }
   template <typename U>
-  bool operator==(const CacheLineAllocator<U>&) const {
+  bool operator==(const HostAllocator<U>&) const {
     return true;
   }
 };
@@ -70,7 +71,7 @@ class HostTensor {
   DType dtype_ = DType::f32;
   std::vector<int64_t> shape_;
   int64_t numel_ = 0;
-  std::vector<uint64_t, CacheLineAllocator<uint64_t>> storage_;
+  std::vector<uint64_t, HostAllocator<uint64_t>> storage_;
 };
 
 }  // namespace autofuse
