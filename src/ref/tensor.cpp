@@ -1,5 +1,7 @@
 #include "autofuse/ref/tensor.h"
 
+#include <cstring>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -25,7 +27,10 @@ HostTensor::HostTensor(DType dtype, std::vector<int64_t> shape)
                              &bytes))
     throw UserError(
         fmt::format("tensor shape [{}] has too many elements", fmt::join(shape_, ", ")));
-  storage_.assign((bytes + 7) / 8, 0);
+  const size_t words = (bytes + 7) / 8;
+  storage_.resize(words);  // default-initialized: see HostAllocator::construct
+  if (words > 0 && !host_buffer_starts_zeroed(words * sizeof(uint64_t)))
+    std::memset(storage_.data(), 0, words * sizeof(uint64_t));
 }
 
 double HostTensor::get_f64(int64_t i) const {

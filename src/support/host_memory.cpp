@@ -68,14 +68,18 @@ bool maps_large_host_buffers() {
   return kMapHugeBuffers;
 }
 
+bool host_buffer_starts_zeroed(size_t bytes) {
+  return kMapHugeBuffers && bytes >= kHugeBufferBytes;
+}
+
 void* allocate_host_buffer(size_t bytes) {
-  if (kMapHugeBuffers && bytes >= kHugeBufferBytes) return map_huge_buffer(bytes);
+  if (host_buffer_starts_zeroed(bytes)) return map_huge_buffer(bytes);
   return ::operator new (bytes == 0 ? 1 : bytes, std::align_val_t{kAlignment});
 }
 
 void free_host_buffer(void* p, size_t bytes) noexcept {
   if (p == nullptr) return;
-  if (kMapHugeBuffers && bytes >= kHugeBufferBytes) {
+  if (host_buffer_starts_zeroed(bytes)) {
     const MappedHeader header =
         *reinterpret_cast<const MappedHeader*>(static_cast<char*>(p) - kAlignment);
     ::munmap(header.base, header.length);

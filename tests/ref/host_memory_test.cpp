@@ -71,16 +71,24 @@ TEST(HostMemory, LargeBuffersAdviseHugePagesAndStartInDifferentL2Sets) {
 }
 
 TEST(HostMemory, HostTensorsOfAnySizeAreZeroFilledAndAligned) {
-  for (int64_t n : {int64_t{1}, int64_t{1000}, int64_t{3} << 20}) {
-    HostTensor t(DType::f32, {n});
-    EXPECT_EQ(reinterpret_cast<uintptr_t>(t.data()) % 64, 0u);
-    const float* v = t.data_as<float>();
-    EXPECT_EQ(v[0], 0.0f);
-    EXPECT_EQ(v[n - 1], 0.0f);
-    HostTensor copy = t;  // copies through the allocator too
-    EXPECT_NE(copy.data(), t.data());
-    EXPECT_EQ(std::memcmp(copy.data(), t.data(), t.nbytes()), 0);
-  }
+  // Twice per size, dirtying the first: a freed buffer's bytes must not
+  // come back (large ones are fresh mappings, small ones zero-filled).
+  for (int64_t n : {int64_t{1}, int64_t{1000}, int64_t{3} << 20})
+    for (int round = 0; round < 2; ++round) {
+      HostTensor t(DType::f32, {n});
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(t.data()) % 64, 0u);
+      const float* v = t.data_as<float>();
+      int64_t nonzero = 0;
+      for (int64_t i = 0; i < n; ++i)
+        nonzero += v[i] != 0.0f;
+      EXPECT_EQ(nonzero, 0) << n << " round " << round;
+      HostTensor copy = t;  // copies through the allocator too
+      EXPECT_NE(copy.data(), t.data());
+      EXPECT_EQ(std::memcmp(copy.data(), t.data(), t.nbytes()), 0);
+      std::memset(t.data(), 0xff, t.nbytes());
+    }
+  EXPECT_TRUE(host_buffer_starts_zeroed(kHugeBufferBytes) == maps_large_host_buffers());
+  EXPECT_FALSE(host_buffer_starts_zeroed(kHugeBufferBytes - 1));
 }
 
 }  // namespace

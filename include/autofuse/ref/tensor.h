@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "autofuse/graph/dtype.h"
@@ -23,6 +24,16 @@ struct HostAllocator {
   HostAllocator(const HostAllocator<U>&) {}  // NOLINT(google-explicit-constructor)
   T* allocate(size_t n) { return static_cast<T*>(allocate_host_buffer(n * sizeof(T))); }
   void deallocate(T* p, size_t n) { free_host_buffer(p, n * sizeof(T)); }
+  /// Default-initializes (writes nothing): HostTensor zero-fills only
+  /// memory that is not zero already (host_buffer_starts_zeroed).
+  template <typename U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
   template <typename U>
   bool operator==(const HostAllocator<U>&) const {
     return true;

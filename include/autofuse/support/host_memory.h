@@ -28,6 +28,11 @@ void* allocate_host_buffer(size_t bytes);
 /// Frees what allocate_host_buffer(bytes) returned; nullptr is ignored.
 void free_host_buffer(void* p, size_t bytes) noexcept;
 
+/// Whether allocate_host_buffer(bytes) returns memory that reads as zero
+/// (a fresh mapping: the system zeroes each page on its first touch), so
+/// zero-filling it again would only write every byte twice.
+bool host_buffer_starts_zeroed(size_t bytes);
+
 /// False under AddressSanitizer, which checks heap buffers, not mappings:
 /// there every buffer comes from operator new, so overruns stay caught.
 bool maps_large_host_buffers();
