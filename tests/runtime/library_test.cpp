@@ -14,6 +14,7 @@
 #include "autofuse/graph/builder.h"
 #include "autofuse/ref/interpreter.h"
 #include "autofuse/ref/random.h"
+#include "autofuse/support/host_memory.h"
 #include "runtime/machine.h"
 
 namespace autofuse::runtime {
@@ -385,6 +386,15 @@ TEST(Scratch, GrowsAndStaysAligned) {
   void* b = s.get(1 << 20);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(b) % 64, 0u);
   EXPECT_GE(s.capacity(), size_t{1} << 20);
+  // Past the huge-page threshold (support/host_memory.h): usable end to end,
+  // kept for smaller requests, freed by the destructor.
+  const size_t huge = kHugeBufferBytes + (size_t{5} << 20) + 3;
+  auto* c = static_cast<unsigned char*>(s.get(huge));
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(c) % 64, 0u);
+  std::memset(c, 0x5a, huge);
+  EXPECT_EQ(c[huge - 1], 0x5a);
+  EXPECT_EQ(s.get(kHugeBufferBytes), c);
+  EXPECT_GE(s.capacity(), huge);
 }
 
 }  // namespace
