@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -21,8 +22,11 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <thread>
 
 #include "autofuse/error.h"
+#include "jit/build_units.h"
+#include "jit/files.h"
 #include "jit/hash.h"
 #include "jit/process.h"
 
@@ -145,38 +149,6 @@ std::string cache_dir(const CompilerOptions& options) {
       "no compile cache folder: set AUTOFUSE_CACHE_DIR (or HOME), or pass a cache folder");
 }
 
-void write_file(const std::string& path, std::string_view text) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw UserError(fmt::format("cannot write '{}': {}", path, strerror(errno)));
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int err = errno;
-      ::close(fd);
-      throw UserError(fmt::format("cannot write '{}': {}", path, strerror(err)));
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::close(fd) != 0)
-    throw UserError(fmt::format("cannot write '{}': {}", path, strerror(errno)));
-}
-
-/// Creates a unique empty file from a mkstemps template ("...XXXXXX<suffix>").
-std::string make_temp_file(std::string pattern, int suffix_len) {
-  const int fd = ::mkstemps(pattern.data(), suffix_len);
-  if (fd < 0)
-    throw UserError(fmt::format("cannot create a file like '{}': {}", pattern, strerror(errno)));
-  ::close(fd);
-  return pattern;
-}
-
-bool file_exists(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0;
-}
-
 std::shared_ptr<Module> open_module(const std::string& path, std::string* error) {
   void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
@@ -185,14 +157,6 @@ std::shared_ptr<Module> open_module(const std::string& path, std::string* error)
     return nullptr;
   }
   return std::make_shared<SharedObject>(handle, path);
-}
-
-std::optional<std::string> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return std::nullopt;
-  return text;
 }
 
 /// The checksum file's text for a shared object's bytes.
@@ -217,64 +181,12 @@ CacheLookup load_cached(const std::string& so_path, const std::string& sum_path,
   return module != nullptr ? CacheLookup::Loaded : CacheLookup::Corrupt;
 }
 
-std::string first_lines(const std::string& text, int max_lines) {
-  size_t pos = 0;
-  for (int i = 0; i < max_lines; ++i) {
-    pos = text.find('\n', pos);
-    if (pos == std::string::npos) return text;
-    ++pos;
-  }
-  return text.substr(0, pos) + "[... more compiler output cut ...]\n";
-}
-
-/// Compiles `source` into `so_path` (atomically renamed into place, after its
-/// checksum file `sum_path` unless that is empty); keeps the source at
-/// `kept_source`. UserError with the compiler's output on failure.
-void compile_to(const std::string& cxx, const CompilerOptions& options, const std::string& source,
-                const std::string& dir, const std::string& stem, const std::string& so_path,
-                const std::string& sum_path, const std::string& kept_source, CompileStats& stats) {
-  const std::string tmp_src = make_temp_file(dir + "/" + stem + ".XXXXXX.cpp", 4);
-  std::string tmp_so;
-  try {
-    write_file(tmp_src, source);
-    tmp_so = make_temp_file(dir + "/" + stem + ".XXXXXX.so", 3);
-  } catch (...) {
-    ::unlink(tmp_src.c_str());
-    throw;
-  }
-
-  std::vector<std::string> argv = {cxx};
-  argv.insert(argv.end(), options.flags.begin(), options.flags.end());
-  argv.insert(argv.end(), {"-fPIC", "-shared", "-o", tmp_so, tmp_src});
-  argv.insert(argv.end(), options.link_flags.begin(), options.link_flags.end());
-
-  const auto start = std::chrono::steady_clock::now();
-  ProcessResult r;
-  try {
-    r = run_process(argv);
-  } catch (...) {
-    ::unlink(tmp_src.c_str());
-    ::unlink(tmp_so.c_str());
-    throw;
-  }
-  stats.compile_seconds +=
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  ++stats.compiles;
-
-  // Keep the source next to the entry (readable and reproducible by hand).
-  if (::rename(tmp_src.c_str(), kept_source.c_str()) != 0) ::unlink(tmp_src.c_str());
-  if (r.exit_code != 0) {
-    ::unlink(tmp_so.c_str());
-    std::string command;
-    for (const std::string& a : argv)
-      command += (command.empty() ? "" : " ") + a;
-    throw UserError(
-        fmt::format("the C++ compiler failed (exit {}) on the generated module; "
-                    "source kept at {}\ncommand: {}\n{}",
-                    r.exit_code, kept_source, command, first_lines(r.output, kMaxErrorLines)));
-  }
+/// Puts the freshly built `tmp_so` in place as `so_path`, after its checksum
+/// file `sum_path` (none when empty): whoever sees the entry also sees its
+/// checksum. Removes `tmp_so` on failure.
+void publish(const std::string& tmp_so, const std::string& dir, const std::string& stem,
+             const std::string& so_path, const std::string& sum_path) {
   if (!sum_path.empty()) {
-    // The checksum goes first: whoever sees the entry also sees its checksum.
     const std::optional<std::string> bytes = read_file(tmp_so);
     if (!bytes) {
       ::unlink(tmp_so.c_str());
@@ -303,6 +215,81 @@ void compile_to(const std::string& cxx, const CompilerOptions& options, const st
   }
 }
 
+/// A new file in `dir` named after `stem` holding `source`; its path.
+std::string write_temp_source(const std::string& dir, const std::string& stem,
+                              const std::string& source) {
+  const std::string path = make_temp_file(dir + "/" + stem + ".XXXXXX.cpp", 4);
+  try {
+    write_file(path, source);
+  } catch (...) {
+    ::unlink(path.c_str());
+    throw;
+  }
+  return path;
+}
+
+/// Compiles `source` (one translation unit) into the existing file `tmp_so`,
+/// keeping the source at `kept_source`. UserError with the compiler's output
+/// on failure.
+void compile_one_unit(const std::string& cxx, const CompilerOptions& options,
+                      const std::string& source, const std::string& dir, const std::string& stem,
+                      const std::string& tmp_so, const std::string& kept_source) {
+  const std::string tmp_src = write_temp_source(dir, stem, source);
+  std::vector<std::string> argv = {cxx};
+  argv.insert(argv.end(), options.flags.begin(), options.flags.end());
+  argv.insert(argv.end(), {"-fPIC", "-shared", "-o", tmp_so, tmp_src});
+  argv.insert(argv.end(), options.link_flags.begin(), options.link_flags.end());
+  ProcessResult r;
+  try {
+    r = run_process(argv);
+  } catch (...) {
+    ::unlink(tmp_src.c_str());
+    throw;
+  }
+  // Keep the source next to the entry (readable and reproducible by hand).
+  if (::rename(tmp_src.c_str(), kept_source.c_str()) != 0) ::unlink(tmp_src.c_str());
+  if (r.exit_code != 0)
+    throw UserError(fmt::format(
+        "the C++ compiler failed (exit {}) on the generated module; "
+        "source kept at {}\ncommand: {}\n{}",
+        r.exit_code, kept_source, command_line(argv), first_lines(r.output, kMaxErrorLines)));
+}
+
+/// Compiles the module into `so_path` (atomically renamed into place, after
+/// its checksum file `sum_path` unless that is empty), keeping `source` at
+/// `kept_source`: from `source` itself, or from `units` (several translation
+/// units, compiled in parallel and linked) when there are more than one.
+void compile_to(const std::string& cxx, const CompilerOptions& options, const std::string& source,
+                const std::vector<std::string>& units, const std::string& dir,
+                const std::string& stem, const std::string& so_path, const std::string& sum_path,
+                const std::string& kept_source, CompileStats& stats) {
+  const std::string tmp_so = make_temp_file(dir + "/" + stem + ".XXXXXX.so", 3);
+  const auto start = std::chrono::steady_clock::now();
+  const auto add_time = [&] {
+    stats.compile_seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  ++stats.compiles;  // a compile that fails counts too
+  stats.units = static_cast<int>(std::max<size_t>(units.size(), 1));
+  try {
+    if (units.size() <= 1) {
+      compile_one_unit(cxx, options, source, dir, stem, tmp_so, kept_source);
+    } else {
+      const std::string tmp_src = write_temp_source(dir, stem, source);
+      if (::rename(tmp_src.c_str(), kept_source.c_str()) != 0) ::unlink(tmp_src.c_str());
+      const UnitsBuild build{cxx, options.flags, options.link_flags, compile_jobs(options),
+                             dir, stem,          kept_source};
+      build_from_units(build, units, tmp_so);
+    }
+  } catch (...) {
+    add_time();
+    ::unlink(tmp_so.c_str());
+    throw;
+  }
+  add_time();
+  publish(tmp_so, dir, stem, so_path, sum_path);
+}
+
 std::shared_ptr<Module> load_fresh(const std::string& so_path, const std::string& kept_source) {
   std::string error;
   std::shared_ptr<Module> module = open_module(so_path, &error);
@@ -314,8 +301,19 @@ std::shared_ptr<Module> load_fresh(const std::string& so_path, const std::string
 
 }  // namespace
 
+int compile_jobs(const CompilerOptions& options) {
+  if (options.jobs > 0) return options.jobs;
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
 std::shared_ptr<Module> compile_and_load(const std::string& source, const CompilerOptions& options,
                                          CompileStats& stats) {
+  return compile_and_load(source, {}, options, stats);
+}
+
+std::shared_ptr<Module> compile_and_load(const std::string& source,
+                                         const std::vector<std::string>& units,
+                                         const CompilerOptions& options, CompileStats& stats) {
   const std::string cxx = resolve_compiler(options);
   const std::string version = compiler_version(cxx);
 
@@ -342,7 +340,7 @@ std::shared_ptr<Module> compile_and_load(const std::string& source, const Compil
   if (!options.use_cache) {
     // A private file that nobody else loads: unlink it once it is mapped.
     const std::string private_so = make_temp_file(dir + "/" + stem + ".nocache.XXXXXX.so", 3);
-    compile_to(cxx, options, source, dir, stem, private_so, "", kept_source, stats);
+    compile_to(cxx, options, source, units, dir, stem, private_so, "", kept_source, stats);
     std::shared_ptr<Module> module;
     try {
       module = load_fresh(private_so, kept_source);
@@ -377,7 +375,7 @@ std::shared_ptr<Module> compile_and_load(const std::string& source, const Compil
     case CacheLookup::Missing:
       break;
   }
-  compile_to(cxx, options, source, dir, stem, so_path, sum_path, kept_source, stats);
+  compile_to(cxx, options, source, units, dir, stem, so_path, sum_path, kept_source, stats);
   module = load_fresh(so_path, kept_source);
   stats.shared_object = so_path;
   return module;

@@ -111,4 +111,11 @@ std::string find_program(const std::string& name) {
   return {};
 }
 
+std::string command_line(const std::vector<std::string>& argv) {
+  std::string command;
+  for (const std::string& a : argv)
+    command += (command.empty() ? "" : " ") + a;
+  return command;
+}
+
 }  // namespace autofuse::jit

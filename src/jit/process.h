@@ -16,6 +16,9 @@ struct ProcessResult {
 /// combined output. UserError when it cannot be started.
 ProcessResult run_process(const std::vector<std::string>& argv);
 
+/// The arguments joined by spaces, as shown in error messages.
+std::string command_line(const std::vector<std::string>& argv);
+
 /// The path of an executable program: `name` itself when it contains a '/',
 /// else the first match in $PATH. Empty when there is none.
 std::string find_program(const std::string& name);

@@ -187,7 +187,9 @@ Program compile_program(std::shared_ptr<const Graph> graph, const CompileOptions
   jit::CompilerOptions compiler = options.compiler;
   if (needs_libmvec(module.code)) compiler.link_flags.insert(compiler.link_flags.begin(), "-lmvec");
   program.module = timer.time("jit::compile_and_load", [&] {
-    return jit::compile_and_load(module.code, compiler, program.report.jit);
+    return jit::compile_and_load(
+        module.code, codegen::split_translation_units(module, jit::compile_jobs(compiler)),
+        compiler, program.report.jit);
   });
   for (size_t k = 0; k < program.kernels.size(); ++k) {
     LoadedKernel& kernel = program.kernels[k];

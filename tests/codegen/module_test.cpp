@@ -122,6 +122,53 @@ TEST(Module, SourceStructure) {
   EXPECT_THAT(m.code, HasSubstr("for (int64_t row = row_begin; row < row_end; ++row) {"));
 }
 
+TEST(Module, SplitIntoTranslationUnits) {
+  const Graph gelu = bias_gelu(), sum = row_sum();
+  const schedule::ScheduledKernel kg = schedule_graph(gelu), ks = schedule_graph(sum);
+  const codegen::ModuleSource m = codegen::generate_cpu_module({ks, kg, ks});
+  ASSERT_EQ(m.launch_code.size(), 3u);
+  // One unit: the module itself.
+  EXPECT_THAT(codegen::split_translation_units(m, 1), ElementsAre(m.code));
+  EXPECT_THAT(codegen::split_translation_units(m, 0), ElementsAre(m.code));
+  for (int max_units : {2, 3, 7}) {
+    const std::vector<std::string> units = codegen::split_translation_units(m, max_units);
+    ASSERT_EQ(units.size(), std::min<size_t>(3, static_cast<size_t>(max_units)));
+    EXPECT_EQ(codegen::split_translation_units(m, max_units), units);  // deterministic
+    // Each unit is the prelude and whole launches; each launch is in one unit.
+    const size_t prelude = m.code.find("\n// ---- kernel ");
+    for (const std::string& u : units)
+      EXPECT_EQ(u.substr(0, prelude), m.code.substr(0, prelude));
+    for (const std::string& launch : m.launch_code) {
+      int found = 0;
+      for (const std::string& u : units)
+        found += count(u, launch) > 0 ? 1 : 0;
+      EXPECT_EQ(found, 1) << max_units;
+    }
+    size_t total = 0;
+    for (const std::string& u : units)
+      total += u.size() - prelude;
+    EXPECT_EQ(total, m.code.size() - prelude);
+  }
+  // Two units compiled in parallel and linked: every kernel runs as in the
+  // module compiled whole.
+  const std::vector<std::string> units = codegen::split_translation_units(m, 2);
+  jit::CompilerOptions options;
+  options.use_cache = false;
+  jit::CompileStats stats;
+  const auto so = jit::compile_and_load(m.code, units, options, stats);
+  EXPECT_EQ(stats.units, 2);
+  const sym::Binding binding = {{"N", 7}, {"D", 300}};
+  const auto gelu_in = random_inputs(gelu, binding, 3);
+  EXPECT_TRUE(tensors_close(
+      run_kernel(*so, m.kernels[1], kg.graph, gelu, gelu_in, binding, one_core()).outputs[0],
+      run_reference(gelu, gelu_in, binding)[0], 1e-6, 1e-6));
+  const auto sum_in = random_inputs(sum, binding, 4);
+  for (size_t k : {0u, 2u})
+    EXPECT_TRUE(tensors_close(
+        run_kernel(*so, m.kernels[k], ks.graph, sum, sum_in, binding, one_core()).outputs[0],
+        run_reference(sum, sum_in, binding)[0], 1e-5, 1e-5));
+}
+
 TEST(Module, CompilesAndRunsWithClang) {
   if (std::system("clang++ --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "no clang++";
   // clang 14 defaults to gnu++14: the module must not need C++17.

@@ -10,6 +10,7 @@
 
 #include "autofuse/runtime/executable.h"
 #include "composite_util.h"
+#include "temp_dir.h"
 
 namespace autofuse::frontend::testing {
 namespace {
@@ -171,25 +172,6 @@ TEST(CompositeGemm, BadShapesAreClearErrors) {
               HostTensor(DType::f32, {3, 2, 4})};  // C larger than (M, N)
   EXPECT_THROW(c.import(), UserError);
 }
-
-/// A temporary JIT cache directory.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "af_composite_test.XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 TEST(CompositePipeline, DenseLayerNormGeluBlockCompilesOnceAndMatches) {
   // y = Gelu(LayerNorm(x @ W + b)) @ W2, with a symbolic row count: two

@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "autofuse/error.h"
+#include "jit/jit_test_util.h"
 #include "jit/process.h"
 #include "scoped_env.h"
 
@@ -25,25 +26,6 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-/// A fresh cache folder per test, removed afterwards.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "af_jit_test.XXXXXX").string();
-    char* made = ::mkdtemp(pattern.data());
-    if (made == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = made;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
 /// A module exporting `int af_test_f(int)` that returns x * 3 + `k`.
 std::string module_source(int k) {
   return "extern \"C\" int af_test_f(int x) { return x * 3 + " + std::to_string(k) + "; }\n";
@@ -52,20 +34,6 @@ std::string module_source(int k) {
 int call_f(const Module& m, int x) {
   auto* f = reinterpret_cast<int (*)(int)>(m.symbol("af_test_f"));
   return f(x);
-}
-
-CompilerOptions options_in(const std::string& dir) {
-  CompilerOptions o;
-  o.cache_dir = dir;
-  o.flags = {"-O1"};  // fast compiles; the flags only matter for the key here
-  return o;
-}
-
-int count_files(const std::string& dir, const std::string& suffix) {
-  int n = 0;
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.path().string().ends_with(suffix)) ++n;
-  return n;
 }
 
 TEST(Jit, CompilesLoadsAndRuns) {

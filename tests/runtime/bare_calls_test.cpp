@@ -19,7 +19,7 @@
 #include "runtime/alloc_counter.h"
 #include "runtime/expect_outputs.h"
 #include "runtime/group_graphs.h"
-#include "runtime/temp_dir.h"
+#include "temp_dir.h"
 
 namespace autofuse::runtime {
 namespace {

@@ -15,7 +15,7 @@
 #include "autofuse/ref/random.h"
 #include "autofuse/runtime/executable.h"
 #include "runtime/expect_outputs.h"
-#include "runtime/temp_dir.h"
+#include "temp_dir.h"
 
 namespace autofuse::runtime {
 namespace {

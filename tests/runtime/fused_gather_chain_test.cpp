@@ -13,7 +13,7 @@
 #include "autofuse/ref/interpreter.h"
 #include "autofuse/ref/random.h"
 #include "autofuse/runtime/executable.h"
-#include "runtime/temp_dir.h"
+#include "temp_dir.h"
 
 namespace autofuse::runtime {
 namespace {

@@ -24,7 +24,7 @@
 #include "autofuse/ref/random.h"
 #include "autofuse/runtime/executable.h"
 #include "runtime/alloc_counter.h"
-#include "runtime/temp_dir.h"
+#include "temp_dir.h"
 
 namespace autofuse::runtime {
 namespace {

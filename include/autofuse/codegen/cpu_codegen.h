@@ -27,9 +27,13 @@ struct KernelSource {
 };
 
 struct ModuleSource {
-  std::string code;  ///< the whole translation unit
+  std::string code;  ///< the whole module as one translation unit
   /// One per launch: a kernel, or a group's wrapper (in the order given).
   std::vector<KernelSource> kernels;
+  /// Per launch (as `kernels`), its code without the prelude: the kernel,
+  /// or a group's members and wrapper. Launches share nothing but the
+  /// prelude, so any of them compile apart (split_translation_units).
+  std::vector<std::string> launch_code;
 };
 
 /// Several kernels run as one launch (fuse::KernelGroup): a wrapper with
@@ -63,6 +67,14 @@ struct KernelGroupSpec {
 /// one group (a kernel in no group of several is a group of one).
 ModuleSource generate_cpu_module(const std::vector<schedule::ScheduledKernel>& kernels,
                                  const std::vector<KernelGroupSpec>& groups = {});
+
+/// The module as at most `max_units` translation units for compilers run in
+/// parallel (jit::compile_and_load), each the prelude followed by whole
+/// launches: the longest launch first, each to the unit with the least
+/// source so far (a kernel's compile time grows with its source). One unit,
+/// `module.code` itself, when max_units <= 1 or there is one launch.
+/// Deterministic.
+std::vector<std::string> split_translation_units(const ModuleSource& module, int max_units);
 
 /// The prelude text embedded at the top of every module.
 std::string_view kernel_prelude();

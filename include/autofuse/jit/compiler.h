@@ -28,13 +28,17 @@ struct CompilerOptions {
   bool use_cache = true;
   /// Where to keep a copy of the source (for dumps); empty: nowhere.
   std::string dump_source_path;
+  /// Compiler processes at once for a module given as several translation
+  /// units; 0: the hardware threads (compile_jobs).
+  int jobs = 0;
 };
 
 struct CompileStats {
-  int compiles = 0;    ///< compiler runs
-  int cache_hits = 0;  ///< loads straight from the cache
-  double compile_seconds = 0;
-  std::string shared_object;  ///< path of the loaded .so
+  int compiles = 0;            ///< modules compiled (however many translation units each)
+  int cache_hits = 0;          ///< loads straight from the cache
+  int units = 0;               ///< translation units of the last module compiled (0: none compiled)
+  double compile_seconds = 0;  ///< wall time, units compiled in parallel counted once
+  std::string shared_object;   ///< path of the loaded .so
 };
 
 /// A loaded shared object; unloaded when the last reference goes.
@@ -49,5 +53,18 @@ class Module {
 /// found or it fails (with its output), or the cache folder is unusable.
 std::shared_ptr<Module> compile_and_load(const std::string& source, const CompilerOptions& options,
                                          CompileStats& stats);
+
+/// The same for a module also given as several translation `units` that
+/// together define what `source` does (codegen::split_translation_units):
+/// `source` keys the cache and is kept beside the entry, while a compile
+/// runs one compiler per unit, compile_jobs(options) at once, then links
+/// them (a module compiles in about the time of its largest unit). With
+/// fewer than two units, `source` is compiled itself.
+std::shared_ptr<Module> compile_and_load(const std::string& source,
+                                         const std::vector<std::string>& units,
+                                         const CompilerOptions& options, CompileStats& stats);
+
+/// options.jobs, or the hardware threads when that is 0 (at least 1).
+int compile_jobs(const CompilerOptions& options);
 
 }  // namespace autofuse::jit

@@ -2,6 +2,8 @@
 // function (tiling/) and its kernel function (kernel_emitter.h).
 #include "autofuse/codegen/cpu_codegen.h"
 
+#include <algorithm>
+#include <numeric>
 #include <set>
 
 #include <fmt/format.h>
@@ -99,6 +101,7 @@ ModuleSource generate_cpu_module(const std::vector<schedule::ScheduledKernel>& k
   module.code = module_prelude();
   std::set<std::string> taken;
   std::vector<KernelSource> sources;
+  std::vector<std::string> kernel_code;  // per kernel: its tiling and kernel functions
   for (size_t k = 0; k < kernels.size(); ++k) {
     const schedule::ScheduledKernel& kernel = kernels[k];
     const ascir::AscGraph& g = kernel.graph;
@@ -111,17 +114,19 @@ ModuleSource generate_cpu_module(const std::vector<schedule::ScheduledKernel>& k
       for (const ascir::GatherDim& d : n.gather)  // one per gathered dim
         source.gathers.push_back(d.name);
     }
-    module.code +=
+    std::string code =
         fmt::format("\n// ---- kernel {} ({}, {} template) ----\n", source.name, g.name,
                     kernel.kind == schedule::Template::Reduction ? "reduction" : "elementwise");
     const tiling::TilingSource tiling = tiling::emit_tiling(kernel, source.name);
-    module.code += tiling.code + "\n";
-    module.code +=
-        cpu::KernelEmitter(kernel, source.name, tiling.struct_name, gather_base[k]).emit();
+    code += tiling.code + "\n";
+    code += cpu::KernelEmitter(kernel, source.name, tiling.struct_name, gather_base[k]).emit();
+    module.code += code;
+    kernel_code.push_back(std::move(code));
     sources.push_back(std::move(source));
   }
   if (groups.empty()) {
     module.kernels = std::move(sources);
+    module.launch_code = std::move(kernel_code);
     return module;
   }
   for (const KernelGroupSpec& group : groups) {
@@ -133,11 +138,48 @@ ModuleSource generate_cpu_module(const std::vector<schedule::ScheduledKernel>& k
       AF_CHECK(group.members[0].args == identity && group.num_inputs == lone.num_inputs,
                "the group of kernel '{}' alone reorders its args", lone.name);
       module.kernels.push_back(std::move(lone));
+      module.launch_code.push_back(kernel_code.at(static_cast<size_t>(group.members[0].kernel)));
       continue;
     }
-    module.kernels.push_back(emit_group(group, sources, taken, module.code));
+    std::string wrapper;
+    module.kernels.push_back(emit_group(group, sources, taken, wrapper));
+    module.code += wrapper;
+    // The wrapper holds its members' tiling data: they compile together.
+    std::string launch;
+    for (const KernelGroupSpec::Member& m : group.members)
+      launch += kernel_code.at(static_cast<size_t>(m.kernel));
+    module.launch_code.push_back(launch + wrapper);
   }
   return module;
+}
+
+std::vector<std::string> split_translation_units(const ModuleSource& module, int max_units) {
+  const size_t launches = module.launch_code.size();
+  if (max_units <= 1 || launches <= 1) return {module.code};
+  const size_t count = std::min(launches, static_cast<size_t>(max_units));
+  std::vector<size_t> order(launches);
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return module.launch_code[a].size() > module.launch_code[b].size();
+  });
+  std::vector<std::vector<size_t>> unit_launches(count);
+  std::vector<size_t> unit_bytes(count, 0);
+  for (size_t launch : order) {
+    const auto least = static_cast<size_t>(std::min_element(unit_bytes.begin(), unit_bytes.end()) -
+                                           unit_bytes.begin());
+    unit_launches[least].push_back(launch);
+    unit_bytes[least] += module.launch_code[launch].size();
+  }
+  const std::string prelude = module_prelude();
+  std::vector<std::string> units;
+  for (std::vector<size_t>& members : unit_launches) {
+    std::sort(members.begin(), members.end());  // the module's order
+    std::string unit = prelude;
+    for (size_t launch : members)
+      unit += module.launch_code[launch];
+    units.push_back(std::move(unit));
+  }
+  return units;
 }
 
 }  // namespace autofuse::codegen

@@ -7,13 +7,12 @@
 #include <stdexcept>
 #include <string>
 
-namespace autofuse::runtime {
+namespace autofuse {
 
 class TempDir {
  public:
   TempDir() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "af_runtime_test.XXXXXX").string();
+    std::string pattern = (std::filesystem::temp_directory_path() / "af_test.XXXXXX").string();
     if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
     path_ = pattern;
   }
@@ -29,4 +28,4 @@ class TempDir {
   std::string path_;
 };
 
-}  // namespace autofuse::runtime
+}  // namespace autofuse
