@@ -303,6 +303,17 @@ std::shared_ptr<Module> load_fresh(const std::string& so_path, const std::string
 
 int compile_jobs(const CompilerOptions& options) {
   if (options.jobs > 0) return options.jobs;
+  if (const char* env = std::getenv("AUTOFUSE_COMPILE_JOBS"); env != nullptr && *env != '\0') {
+    char* end = nullptr;
+    errno = 0;
+    const long jobs = std::strtol(env, &end, 10);
+    if (errno != 0 || *end != '\0' || jobs < 0 || jobs > 4096)
+      throw UserError(fmt::format(
+          "AUTOFUSE_COMPILE_JOBS={}: expected a number of compiler processes (0: one per "
+          "hardware thread)",
+          env));
+    if (jobs > 0) return static_cast<int>(jobs);
+  }
   return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 

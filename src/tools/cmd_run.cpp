@@ -34,6 +34,7 @@ struct RunOptions {
   bool check = false;
   bool unfused = false;
   bool json = false;
+  int compile_jobs = 0;  // 0: one per hardware thread
 };
 
 nlohmann::json output_json(const std::string& name, const HostTensor& t) {
@@ -77,21 +78,28 @@ int run(const RunOptions& options) {
                         {"seed", options.seed}};
   std::unique_ptr<runtime::Executable> exe;
   if (!options.use_ref) {
-    exe = runtime::Executable::build(graph, compile_options(!options.unfused));
+    if (options.compile_jobs < 0)
+      throw UserError("--compile-jobs must be >= 0 (0: one per hardware thread)");
+    runtime::CompileOptions compile = compile_options(!options.unfused);
+    compile.compiler.jobs = options.compile_jobs;
+    exe = runtime::Executable::build(graph, compile);
     const runtime::CompileReport& report = exe->report();
     doc["kernels"] = report.kernels;
     doc["launches"] = report.launches;
     doc["compiles"] = report.jit.compiles;
     doc["cache_hits"] = report.jit.cache_hits;
     doc["compile_seconds"] = report.jit.compile_seconds;
+    doc["compile_units"] = report.jit.units;
     if (!options.json)
       std::cout << fmt::format(
-          "graph {}: {} kernel(s){}{}; {} compile(s) ({:.3f} s), {} cache hit(s)\n", graph->name(),
-          report.kernels,
+          "graph {}: {} kernel(s){}{}; {} compile(s){} ({:.3f} s), {} cache hit(s)\n",
+          graph->name(), report.kernels,
           report.launches != report.kernels ? fmt::format(" in {} launch(es)", report.launches)
                                             : std::string(),
-          options.unfused ? " (unfused)" : "", report.jit.compiles, report.jit.compile_seconds,
-          report.jit.cache_hits);
+          options.unfused ? " (unfused)" : "", report.jit.compiles,
+          report.jit.units > 1 ? fmt::format(" of {} units in parallel", report.jit.units)
+                               : std::string(),
+          report.jit.compile_seconds, report.jit.cache_hits);
   } else if (!options.json) {
     std::cout << fmt::format("graph {}: reference interpreter\n", graph->name());
   }
@@ -189,6 +197,10 @@ Runner add_run_command(CLI::App& app) {
                 "compare every output with the reference interpreter (exit code 3 on mismatch)");
   cmd->add_flag("--unfused", options->unfused, "one kernel per op (fusion disabled)");
   cmd->add_flag("--json", options->json, "print JSON instead of text");
+  cmd->add_option("--compile-jobs", options->compile_jobs,
+                  "compiler processes at once for a module of several kernels "
+                  "(0: one per hardware thread; 1: the module as one translation unit)")
+      ->default_val(0);
   return [cmd, options]() { return cmd->parsed() ? run(*options) : -1; };
 }
 

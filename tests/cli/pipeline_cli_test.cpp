@@ -99,6 +99,36 @@ TEST(PipelineCli, UnfusedRunCheckPasses) {
   EXPECT_EQ(doc["kernels"], 9);  // every op but the constant
 }
 
+TEST(PipelineCli, KernelsCompileAsParallelUnits) {
+  const std::vector<std::string> args = {
+      "run",        example_path("layernorm.af"), "--unfused", "--check", "--json", "--shape",
+      "N=17,D=1023"};
+  {
+    Env env;  // nine launches: three units of three
+    std::vector<std::string> three = args;
+    three.insert(three.end(), {"--compile-jobs", "3"});
+    auto doc = run_json(three, {env.cache});
+    EXPECT_EQ(doc["ok"], true);
+    EXPECT_EQ(doc["compiles"], 1);
+    EXPECT_EQ(doc["compile_units"], 3);
+  }
+  {
+    Env env;  // the environment, when the option is not given
+    auto doc = run_json(args, {env.cache, "AUTOFUSE_COMPILE_JOBS=1"});
+    EXPECT_EQ(doc["ok"], true);
+    EXPECT_EQ(doc["compile_units"], 1);
+  }
+  Env env;
+  std::vector<std::string> bad = args;
+  bad.insert(bad.end(), {"--compile-jobs", "-1"});
+  CliResult r = run_cli(bad, {env.cache});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--compile-jobs"));
+  r = run_cli(args, {env.cache, "AUTOFUSE_COMPILE_JOBS=many"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("AUTOFUSE_COMPILE_JOBS=many"));
+}
+
 TEST(PipelineCli, TwentyShapesOneCompileAndSecondProcessHitsTheCache) {
   Env env;
   std::vector<std::string> args = {"run", example_path("softmax.af"), "--check", "--json"};

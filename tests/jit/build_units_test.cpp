@@ -1,8 +1,10 @@
 // compile_and_load of a module given as several translation units: compiled
 // in parallel and linked into one entry keyed by the whole source; a failing
 // unit or link is reported and leaves nothing behind.
+#include <algorithm>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -11,6 +13,7 @@
 #include "autofuse/error.h"
 #include "autofuse/jit/compiler.h"
 #include "jit/jit_test_util.h"
+#include "scoped_env.h"
 
 namespace autofuse::jit {
 namespace {
@@ -143,11 +146,35 @@ TEST(JitUnits, AFailingLinkIsReported) {
   expect_no_temporaries(dir.path());
 }
 
-TEST(JitUnits, JobsDefaultToTheHardwareThreads) {
+TEST(JitUnits, JobsFromTheOptionsTheEnvironmentOrTheHardware) {
   CompilerOptions options;
-  EXPECT_GE(compile_jobs(options), 1);
-  options.jobs = 3;
-  EXPECT_EQ(compile_jobs(options), 3);
+  {
+    ScopedEnv unset("AUTOFUSE_COMPILE_JOBS", nullptr);
+    EXPECT_GE(compile_jobs(options), 1);
+    EXPECT_EQ(compile_jobs(options),
+              static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  }
+  {
+    ScopedEnv env("AUTOFUSE_COMPILE_JOBS", "5");
+    EXPECT_EQ(compile_jobs(options), 5);
+    options.jobs = 3;  // the options win
+    EXPECT_EQ(compile_jobs(options), 3);
+    options.jobs = 0;
+  }
+  {
+    ScopedEnv zero("AUTOFUSE_COMPILE_JOBS", "0");
+    EXPECT_EQ(compile_jobs(options),
+              static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  }
+  for (const char* bad : {"two", "-1", "3x", "99999999999999999999"}) {
+    ScopedEnv env("AUTOFUSE_COMPILE_JOBS", bad);
+    try {
+      compile_jobs(options);
+      FAIL() << bad;
+    } catch (const UserError& e) {
+      EXPECT_THAT(e.what(), HasSubstr("AUTOFUSE_COMPILE_JOBS")) << bad;
+    }
+  }
 }
 
 }  // namespace

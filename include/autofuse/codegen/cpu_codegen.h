@@ -70,8 +70,9 @@ ModuleSource generate_cpu_module(const std::vector<schedule::ScheduledKernel>& k
 
 /// The module as at most `max_units` translation units for compilers run in
 /// parallel (jit::compile_and_load), each the prelude followed by whole
-/// launches: the longest launch first, each to the unit with the least
-/// source so far (a kernel's compile time grows with its source). One unit,
+/// launches: the costliest launch first, each to the unit with the least
+/// cost so far, a launch's cost estimated from its vector loops and the
+/// vector math inlined into them (what g++ spends its time on). One unit,
 /// `module.code` itself, when max_units <= 1 or there is one launch.
 /// Deterministic.
 std::vector<std::string> split_translation_units(const ModuleSource& module, int max_units);

@@ -29,7 +29,8 @@ struct CompilerOptions {
   /// Where to keep a copy of the source (for dumps); empty: nowhere.
   std::string dump_source_path;
   /// Compiler processes at once for a module given as several translation
-  /// units; 0: the hardware threads (compile_jobs).
+  /// units; 0: $AUTOFUSE_COMPILE_JOBS, else the hardware threads
+  /// (compile_jobs).
   int jobs = 0;
 };
 
@@ -64,7 +65,9 @@ std::shared_ptr<Module> compile_and_load(const std::string& source,
                                          const std::vector<std::string>& units,
                                          const CompilerOptions& options, CompileStats& stats);
 
-/// options.jobs, or the hardware threads when that is 0 (at least 1).
+/// options.jobs; when that is 0, $AUTOFUSE_COMPILE_JOBS (a number, 0 or
+/// unset: none), else the hardware threads (at least 1). UserError for a
+/// malformed variable.
 int compile_jobs(const CompilerOptions& options);
 
 }  // namespace autofuse::jit
