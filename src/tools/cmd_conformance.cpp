@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "autofuse/error.h"
 #include "tools/commands.h"
 #include "tools/conformance.h"
 
@@ -25,6 +26,7 @@ struct ConformanceArgs {
   std::string filter;
   bool json = false;
   bool verbose = false;
+  int jobs = 0;
 };
 
 struct Counts {
@@ -141,6 +143,8 @@ int run(const ConformanceArgs& args) {
   options.dir = args.dir.empty() ? default_node_test_dir() : args.dir;
   options.ops = args.ops;
   options.filter = args.filter;
+  if (args.jobs < 0) throw UserError("--jobs must be >= 0 (0: one per hardware thread)");
+  options.jobs = args.jobs;
   auto start = std::chrono::steady_clock::now();
   std::vector<NodeTestResult> results = run_node_tests(options, [&](const NodeTestResult& r) {
     if (!args.verbose || args.json || r.status == TestStatus::not_claimed) return;
@@ -180,6 +184,9 @@ Runner add_conformance_command(CLI::App& app) {
   cmd->add_flag("--json", args->json, "print JSON instead of text");
   cmd->add_flag("--verbose", args->verbose,
                 "print each test as it finishes and list the tests not claimed");
+  cmd->add_option("--jobs", args->jobs,
+                  "tests compiled and run at once (0: one per hardware thread)")
+      ->default_val(0);
   return [cmd, args]() { return cmd->parsed() ? run(*args) : -1; };
 }
 

@@ -1,11 +1,15 @@
 #include "tools/conformance.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <set>
+#include <thread>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -170,17 +174,28 @@ std::vector<NodeTestResult> run_node_tests(
   if (tests.empty())
     throw UserError(fmt::format("{}: no node tests (folders with a model.onnx) here", options.dir));
 
-  OpNamer namer(options.dir);
-  std::vector<NodeTestResult> results;
-  for (const fs::path& test_dir : tests) {
+  // Serially: parse, name and claim each test (cheap). Then the claimed ones
+  // compile and run on `jobs` threads (each build is its own compile), and
+  // `on_result` sees every result in name order, as soon as those before it
+  // are done.
+  struct Pending {
     NodeTestResult result;
+    fs::path dir;
+    onnx::ModelProto model;
+    std::string bytes;
+    bool run = false;
+  };
+  OpNamer namer(options.dir);
+  std::vector<Pending> pending;
+  for (const fs::path& test_dir : tests) {
+    Pending p;
+    p.dir = test_dir;
+    NodeTestResult& result = p.result;
     result.name = test_dir.filename().string();
     if (!options.filter.empty() && result.name.find(options.filter) == std::string::npos) continue;
     auto start = std::chrono::steady_clock::now();
-    const std::string model_path = (test_dir / "model.onnx").string();
-    std::string bytes = frontend::read_binary_file(model_path, "ONNX model");
-    onnx::ModelProto model;
-    if (!model.ParseFromString(bytes)) {
+    p.bytes = frontend::read_binary_file((test_dir / "model.onnx").string(), "ONNX model");
+    if (!p.model.ParseFromString(p.bytes)) {
       // No op types to count it under; a broken suite is worth a failure.
       if (!options.ops.empty()) continue;
       result.op = "?";
@@ -188,8 +203,8 @@ std::vector<NodeTestResult> run_node_tests(
       result.detail = "model.onnx is not a valid ONNX model (protobuf parsing failed)";
     } else {
       std::set<std::string> ops;
-      collect_op_types(model.graph(), ops);
-      result.op = namer.name_for(result.name, top_level_ops(model));
+      collect_op_types(p.model.graph(), ops);
+      result.op = namer.name_for(result.name, top_level_ops(p.model));
       if (!options.ops.empty() &&
           std::find(options.ops.begin(), options.ops.end(), result.op) == options.ops.end())
         continue;
@@ -200,21 +215,62 @@ std::vector<NodeTestResult> run_node_tests(
         result.status = TestStatus::not_claimed;
         result.detail = fmt::format("uses {}", fmt::join(missing, ", "));
       } else {
-        try {
-          run_node_test(test_dir, model, bytes, result);
-        } catch (const std::exception& e) {
-          // Compile or run errors of any kind (user or internal) are
-          // failures of a test we claim; the run goes on.
-          result.status = TestStatus::failed;
-          result.detail = e.what();
-        }
+        p.run = true;
       }
     }
     result.seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (on_result) on_result(result);
-    results.push_back(std::move(result));
+    pending.push_back(std::move(p));
   }
+
+  std::mutex mutex;  // guards done, reported and the calls of on_result
+  std::vector<char> done(pending.size(), 0);
+  size_t reported = 0;
+  const auto finish = [&](size_t i) {
+    std::lock_guard<std::mutex> lock(mutex);
+    done[i] = 1;
+    for (; reported < pending.size() && done[reported]; ++reported)
+      if (on_result) on_result(pending[reported].result);
+  };
+  std::atomic<size_t> next{0};
+  std::exception_ptr error;  // what is not an std::exception stops the run
+  const auto worker = [&] {
+    for (size_t i = next++; i < pending.size(); i = next++) {
+      Pending& p = pending[i];
+      if (p.run) {
+        const auto start = std::chrono::steady_clock::now();
+        try {
+          run_node_test(p.dir, p.model, p.bytes, p.result);
+        } catch (const std::exception& e) {
+          // Compile or run errors of any kind (user or internal) are
+          // failures of a test we claim; the run goes on.
+          p.result.status = TestStatus::failed;
+          p.result.detail = e.what();
+        } catch (...) {
+          std::lock_guard<std::mutex> lock(mutex);
+          if (!error) error = std::current_exception();
+          next = pending.size();
+          return;
+        }
+        p.result.seconds +=
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      }
+      finish(i);
+    }
+  };
+  const int jobs = options.jobs > 0
+                       ? options.jobs
+                       : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> threads;
+  for (int t = 1; t < std::min<int>(jobs, static_cast<int>(pending.size())); ++t)
+    threads.emplace_back(worker);
+  worker();  // this thread is one of them
+  for (std::thread& t : threads)
+    t.join();
+  if (error) std::rethrow_exception(error);
+  std::vector<NodeTestResult> results;
+  for (Pending& p : pending)
+    results.push_back(std::move(p.result));
   return results;
 }
 

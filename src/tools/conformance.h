@@ -46,6 +46,7 @@ struct ConformanceOptions {
   std::string dir;               ///< the folder of test folders
   std::vector<std::string> ops;  ///< only tests counted under these op types (empty: all)
   std::string filter;            ///< only tests whose name contains this (empty: all)
+  int jobs = 0;                  ///< tests compiled and run at once (0: one per hardware thread)
 };
 
 /// The node-test folder when none is given: $AUTOFUSE_ONNX_NODE_TESTS, else
@@ -55,8 +56,10 @@ struct ConformanceOptions {
 /// (saying to run scripts/setup-python.sh) when there is none.
 std::string default_node_test_dir();
 
-/// Runs the tests under options.dir in name order, calling `on_result` after
-/// each (for progress output). Unclaimed tests are reported without running.
+/// Runs the tests under options.dir, options.jobs at once, calling
+/// `on_result` for each in name order (for progress output; one call at a
+/// time). Unclaimed tests are reported without running. The results are in
+/// name order.
 /// UserError if the folder does not exist or an --op is not a supported op.
 std::vector<NodeTestResult> run_node_tests(
     const ConformanceOptions& options,

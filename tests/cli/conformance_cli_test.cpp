@@ -167,6 +167,38 @@ TEST(ConformanceCli, JsonVerboseAndFilters) {
   EXPECT_THAT(env.out, EndsWith("\n1 passed, 0 failed, 0 skipped\n"));
 }
 
+TEST(ConformanceCli, JobsGiveTheSameResultsInNameOrder) {
+  Suite s;
+  auto tests_of = [&](const std::string& jobs) {
+    CliResult r = run_cli({"conformance", s.dir, "--json", "--jobs", jobs}, {s.cache});
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    nlohmann::json tests = nlohmann::json::parse(r.out)["tests"];
+    for (auto& t : tests)
+      t.erase("seconds");
+    return tests;
+  };
+  const nlohmann::json one = tests_of("1");
+  ASSERT_EQ(one.size(), 7u);
+  for (size_t i = 1; i < one.size(); ++i)
+    EXPECT_LT(one[i - 1]["name"].get<std::string>(), one[i]["name"].get<std::string>());
+  EXPECT_EQ(tests_of("3"), one);
+  EXPECT_EQ(tests_of("0"), one);
+  // Progress lines come in name order too, however the tests finish.
+  CliResult verbose = run_cli({"conformance", s.dir, "--verbose", "--jobs", "4"}, {s.cache});
+  std::vector<std::string> order;
+  for (const auto& t : one)
+    if (t["status"] != "not claimed") order.push_back(" " + t["name"].get<std::string>() + " (");
+  size_t at = 0;
+  for (const std::string& name : order) {
+    const size_t found = verbose.out.find(name, at);
+    ASSERT_NE(found, std::string::npos) << name << "\n" << verbose.out;
+    at = found;
+  }
+  CliResult bad = run_cli({"conformance", s.dir, "--jobs", "-2"}, {s.cache});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("--jobs"));
+}
+
 TEST(ConformanceCli, BadArgumentsAreUserErrors) {
   Suite s;
   CliResult no_dir = run_cli({"conformance", "/nonexistent/node"});
