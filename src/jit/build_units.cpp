@@ -30,12 +30,14 @@ class TempFiles {
     for (const std::string& path : paths_)
       ::unlink(path.c_str());
   }
-  const std::string& make(const std::string& pattern, int suffix_len) {
+  std::string make(const std::string& pattern, int suffix_len) {
     paths_.push_back(make_temp_file(pattern, suffix_len));
     return paths_.back();
   }
+  /// Keeps `path` (one of these) when the object goes.
   void release(const std::string& path) {
-    paths_.erase(std::find(paths_.begin(), paths_.end(), path));
+    const auto it = std::find(paths_.begin(), paths_.end(), path);
+    if (it != paths_.end()) paths_.erase(it);
   }
 
  private:
