@@ -18,8 +18,6 @@ namespace autofuse::jit {
 
 namespace {
 
-constexpr int kMaxErrorLines = 50;
-
 /// Unlinks the temporary files it holds when it goes out of scope.
 class TempFiles {
  public:
@@ -110,7 +108,7 @@ void build_from_units(const UnitsBuild& build, const std::vector<std::string>& u
         "the C++ compiler failed (exit {}) on translation unit {} of {} of the generated "
         "module; unit kept at {} (the whole module at {})\ncommand: {}\n{}",
         r.exit_code, i, units.size(), shown, build.kept_module, command_line(compiles[i].argv),
-        first_lines(r.output, kMaxErrorLines)));
+        first_lines(r.output)));
   }
 
   std::vector<std::string> link = {build.cxx};
@@ -123,8 +121,7 @@ void build_from_units(const UnitsBuild& build, const std::vector<std::string>& u
     throw UserError(fmt::format(
         "linking the {} translation units of the generated module failed (exit {}); the whole "
         "module is kept at {}\ncommand: {}\n{}",
-        units.size(), r.exit_code, build.kept_module, command_line(link),
-        first_lines(r.output, kMaxErrorLines)));
+        units.size(), r.exit_code, build.kept_module, command_line(link), first_lines(r.output)));
 }
 
 }  // namespace autofuse::jit

@@ -32,7 +32,6 @@ namespace autofuse::jit {
 
 namespace {
 
-constexpr int kMaxErrorLines = 50;
 /// Bumped when the cache layout or the compile command changes shape.
 constexpr std::string_view kCacheFormat = "autofuse-jit-1";
 
@@ -247,10 +246,10 @@ void compile_one_unit(const std::string& cxx, const CompilerOptions& options,
   // Keep the source next to the entry (readable and reproducible by hand).
   if (::rename(tmp_src.c_str(), kept_source.c_str()) != 0) ::unlink(tmp_src.c_str());
   if (r.exit_code != 0)
-    throw UserError(fmt::format(
-        "the C++ compiler failed (exit {}) on the generated module; "
-        "source kept at {}\ncommand: {}\n{}",
-        r.exit_code, kept_source, command_line(argv), first_lines(r.output, kMaxErrorLines)));
+    throw UserError(
+        fmt::format("the C++ compiler failed (exit {}) on the generated module; "
+                    "source kept at {}\ncommand: {}\n{}",
+                    r.exit_code, kept_source, command_line(argv), first_lines(r.output)));
 }
 
 /// Compiles the module into `so_path` (atomically renamed into place, after

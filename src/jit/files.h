@@ -20,7 +20,8 @@ std::string make_temp_file(std::string pattern, int suffix_len);
 
 bool file_exists(const std::string& path);
 
-/// The first `max_lines` lines of a compiler's output, with a note when cut.
-std::string first_lines(const std::string& text, int max_lines);
+/// The first `max_lines` lines of a compiler's output (what an error shows),
+/// with a note when cut.
+std::string first_lines(const std::string& text, int max_lines = 50);
 
 }  // namespace autofuse::jit
