@@ -10,7 +10,8 @@ namespace autofuse::ascir {
 
 namespace {
 
-const sym::Expr kOne(1);
+/// The repeat of an axis a value does not vary along.
+const sym::Expr kNoRepeat(1);
 
 bool is_buffer(AscKind kind) {
   return kind == AscKind::Data || kind == AscKind::Output || kind == AscKind::Store;
@@ -106,7 +107,7 @@ class Verifier {
              n.view.repeats.size(), rank);
     for (size_t a = 0; a < rank; ++a) {
       const sym::Expr& r = n.view.repeats[a];
-      AF_CHECK(r == kOne || r == g_.axes[a].size,
+      AF_CHECK(r == kNoRepeat || r == g_.axes[a].size,
                "node {}: repeat {} on axis {} is neither 1 nor the axis size {}", n.name,
                r.to_string(), g_.axes[a].name, g_.axes[a].size.to_string());
     }
@@ -119,7 +120,7 @@ class Verifier {
     AF_CHECK(n.view.strides.size() == rank, "node {} has {} strides for {} axes", n.name,
              n.view.strides.size(), rank);
     for (size_t a = 0; a < rank; ++a)
-      AF_CHECK(n.view.repeats[a] != kOne || n.view.strides[a] == sym::Expr(0),
+      AF_CHECK(n.view.repeats[a] != kNoRepeat || n.view.strides[a] == sym::Expr(0),
                "node {}: stride {} on repeat-1 axis {}", n.name, n.view.strides[a].to_string(),
                g_.axes[a].name);
   }
@@ -187,11 +188,11 @@ class Verifier {
         break;
       case AscKind::Scalar:
         for (const sym::Expr& r : reps)
-          AF_CHECK(r == kOne, "scalar {} varies", n.name);
+          AF_CHECK(r == kNoRepeat, "scalar {} varies", n.name);
         break;
       case AscKind::Index:
         for (int a = 0; a < g_.num_axes(); ++a) {
-          const sym::Expr want = a == n.axis ? g_.axes[static_cast<size_t>(a)].size : kOne;
+          const sym::Expr want = a == n.axis ? g_.axes[static_cast<size_t>(a)].size : kNoRepeat;
           AF_CHECK(reps[static_cast<size_t>(a)] == want, "index {}: bad repeat on axis {}", n.name,
                    a);
         }
@@ -200,7 +201,7 @@ class Verifier {
         const AscNode& x = in(n, 0);
         same_compute_type(n, x);
         for (size_t a = 0; a < reps.size(); ++a)
-          AF_CHECK(x.view.repeats[a] == reps[a] || x.view.repeats[a] == kOne,
+          AF_CHECK(x.view.repeats[a] == reps[a] || x.view.repeats[a] == kNoRepeat,
                    "broadcast {} shrinks axis {}", n.name, g_.axes[a].name);
         break;
       }
@@ -213,7 +214,7 @@ class Verifier {
             "reduce {} in a graph without reduced axes", n.name);
         same_compute_type(n, x);
         for (size_t a = 0; a < reps.size(); ++a) {
-          const sym::Expr want = g_.axes[a].reduced ? kOne : x.view.repeats[a];
+          const sym::Expr want = g_.axes[a].reduced ? kNoRepeat : x.view.repeats[a];
           AF_CHECK(reps[a] == want, "reduce {}: bad repeat on axis {}", n.name, g_.axes[a].name);
         }
         break;
@@ -237,8 +238,8 @@ class Verifier {
     for (size_t a = 0; a < g_.axes.size(); ++a) {
       bool varies = false;
       for (size_t i = 0; i < n.inputs.size(); ++i)
-        varies = varies || in(n, i).view.repeats[a] != kOne;
-      AF_CHECK(n.view.repeats[a] == (varies ? g_.axes[a].size : kOne),
+        varies = varies || in(n, i).view.repeats[a] != kNoRepeat;
+      AF_CHECK(n.view.repeats[a] == (varies ? g_.axes[a].size : kNoRepeat),
                "output {}: repeat on axis {} is not that of its stores", n.name, g_.axes[a].name);
     }
   }

@@ -54,10 +54,6 @@ bool float_compute(const AscNode& n) {
   return is_float(n.dtype) && !is_float8(n.dtype);
 }
 
-bool varies_along(const AscNode& n, int axis) {
-  return n.view.repeats.at(static_cast<size_t>(axis)) != sym::Expr(1);
-}
-
 /// The Broadcast of `mean` among Sub `sub`'s operands whose other operand
 /// is `x`; -1 if `sub` is not x - mean or mean - x.
 int center_of(const AscGraph& g, const AscNode& sub, int x, int mean) {
@@ -116,8 +112,8 @@ std::vector<CenteredMoment> find_centered_moments(const ScheduledKernel& k) {
   // is its extent.
   const auto varies_everywhere = [&](const AscNode& n) {
     for (int a : k.inner_axes)
-      if (!varies_along(n, a)) return false;
-    return !column || varies_along(n, k.tile_axis);
+      if (!n.view.varies_along(a)) return false;
+    return !column || n.view.varies_along(k.tile_axis);
   };
   const auto pass_of = [&](int id) { return k.node_pass.at(static_cast<size_t>(id)); };
   for (const AscNode& v : g.nodes) {

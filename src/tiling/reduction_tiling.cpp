@@ -56,13 +56,9 @@ using ascir::AscKind;
 using ascir::AscNode;
 using schedule::ScheduledKernel;
 
-bool varies_along(const AscNode& n, int axis) {
-  return n.view.repeats.at(static_cast<size_t>(axis)) != sym::Expr(1);
-}
-
 bool varies_along_reduced(const ScheduledKernel& k, const AscNode& n) {
   for (int a : k.inner_axes)
-    if (varies_along(n, a)) return true;
+    if (n.view.varies_along(a)) return true;
   return false;
 }
 
@@ -74,7 +70,7 @@ int64_t array_bytes_per_lane(const ScheduledKernel& k) {
   int64_t bytes = 0;
   for (const AscNode& n : g.nodes) {
     if (n.kind == AscKind::Data || n.kind == AscKind::Output || n.kind == AscKind::Store) continue;
-    if (!k.is_row_node.at(static_cast<size_t>(n.id)) || !varies_along(n, k.tile_axis)) continue;
+    if (!k.is_row_node.at(static_cast<size_t>(n.id)) || !n.view.varies_along(k.tile_axis)) continue;
     bytes += dtype_size(ascir::compute_dtype(n.dtype));
     if (n.kind == AscKind::Reduce) bytes += 3 * dtype_size(ascir::compute_dtype(n.dtype)) + 4;
     // A centered moment's running mean offset, block center, block squares,
@@ -88,8 +84,8 @@ int64_t array_bytes_per_lane(const ScheduledKernel& k) {
 /// A Load or Gather read along the tile axis and a reduced axis: what each
 /// pass over a tile streams.
 bool tile_stream(const ScheduledKernel& k, const AscNode& n) {
-  return (n.kind == AscKind::Load || n.kind == AscKind::Gather) && varies_along(n, k.tile_axis) &&
-         varies_along_reduced(k, n);
+  return (n.kind == AscKind::Load || n.kind == AscKind::Gather) &&
+         n.view.varies_along(k.tile_axis) && varies_along_reduced(k, n);
 }
 
 /// Bytes per tile lane of one reduced index of the tile streams (at least 1).
@@ -109,7 +105,7 @@ sym::Expr resident_bytes_per_lane(const ScheduledKernel& k) {
     if (!tile_stream(k, n)) continue;
     sym::Expr extent(static_cast<int64_t>(dtype_size(n.dtype)));
     for (int a : k.inner_axes)
-      if (varies_along(n, a)) extent = extent * g.axes.at(static_cast<size_t>(a)).size;
+      if (n.view.varies_along(a)) extent = extent * g.axes.at(static_cast<size_t>(a)).size;
     bytes = bytes + extent;
   }
   return sym::max(bytes, sym::Expr(1));
@@ -135,7 +131,7 @@ bool folds_rows(const ScheduledKernel& kernel) {
   for (const AscNode& n : g.nodes) {
     if (n.kind == AscKind::Data || n.kind == AscKind::Output) continue;
     if (n.kind == AscKind::Index && (n.axis == r || n.axis == t)) return false;
-    const bool along_r = varies_along(n, r), along_t = varies_along(n, t);
+    const bool along_r = n.view.varies_along(r), along_t = n.view.varies_along(t);
     if (along_r && !along_t) return false;  // a per-row scalar
     // A buffer read or written along another reduced axis but not along r:
     // lane j would need column j % W of its own row (the fold addresses it
@@ -155,7 +151,7 @@ bool folds_rows(const ScheduledKernel& kernel) {
       return false;
     if (n.kind == AscKind::Reduce) {
       const AscNode& in = g.node(n.inputs.at(0));
-      if (varies_along_reduced(kernel, in) && !varies_along(in, r)) return false;
+      if (varies_along_reduced(kernel, in) && !in.view.varies_along(r)) return false;
     }
   }
   return true;

@@ -25,10 +25,6 @@ std::string symbol_local(const std::string& name) {
   return symbol_field(name);
 }
 
-bool varies_along(const AscNode& n, int axis) {
-  return n.view.repeats.at(static_cast<size_t>(axis)) != sym::Expr(1);
-}
-
 }  // namespace
 
 std::string symbol_field(std::string_view symbol) {
@@ -63,11 +59,11 @@ sym::Expr bytes_per_unit(const ScheduledKernel& kernel) {
     if (kernel.kind == Template::Reduction) {
       sym::Expr extent(1);
       for (int a : kernel.inner_axes)
-        if (varies_along(n, a)) extent = extent * g.axes.at(static_cast<size_t>(a)).size;
-      if (kernel.tile_axis >= 0 && varies_along(n, kernel.tile_axis))
+        if (n.view.varies_along(a)) extent = extent * g.axes.at(static_cast<size_t>(a)).size;
+      if (kernel.tile_axis >= 0 && n.view.varies_along(kernel.tile_axis))
         extent = extent * g.axes.at(static_cast<size_t>(kernel.tile_axis)).size;
       bytes = bytes + size * extent;
-    } else if (kernel.inner_axes.empty() || varies_along(n, kernel.inner_axes.back())) {
+    } else if (kernel.inner_axes.empty() || n.view.varies_along(kernel.inner_axes.back())) {
       bytes = bytes + size;
     }
   }
@@ -82,7 +78,7 @@ int vector_axis(const ScheduledKernel& kernel) {
 bool streams(const ScheduledKernel& kernel, const AscNode& store) {
   const int axis = vector_axis(kernel);
   if (store.kind != AscKind::Store || axis < 0) return false;
-  if (!varies_along(store, axis) ||
+  if (!store.view.varies_along(axis) ||
       store.view.strides.at(static_cast<size_t>(axis)) != sym::Expr(1))
     return false;
   if (kernel.kind != Template::Reduction) return transpose_tiles(kernel).axis < 0;
@@ -101,7 +97,7 @@ bool streams(const ScheduledKernel& kernel, const AscNode& store) {
                           *row <= kShortReduceRow && (*row >= kStreamChunk || whole_lines());
   for (const AscNode& n : g.nodes) {
     if (n.kind == AscKind::Reduce && kernel.node_pass.at(static_cast<size_t>(n.id)) == pass &&
-        varies_along(g.node(n.inputs.at(0)), axis) && !(short_rows && reduces_from_buffer(n)))
+        g.node(n.inputs.at(0)).view.varies_along(axis) && !(short_rows && reduces_from_buffer(n)))
       return false;
   }
   return true;
@@ -113,7 +109,8 @@ RowSpan row_span(const ScheduledKernel& kernel, const AscNode& store) {
   const AscGraph& g = kernel.graph;
   const std::optional<int64_t> row = g.axes.at(static_cast<size_t>(axis)).size.as_const();
   const auto piece = [&](const AscNode& n) {
-    return varies_along(n, axis) && n.view.strides.at(static_cast<size_t>(axis)) == sym::Expr(1) &&
+    return n.view.varies_along(axis) &&
+           n.view.strides.at(static_cast<size_t>(axis)) == sym::Expr(1) &&
            (kernel.kind != Template::Reduction ||
             (!kernel.is_row_node.at(static_cast<size_t>(n.id)) &&
              kernel.node_pass.at(static_cast<size_t>(n.id)) ==
@@ -171,15 +168,15 @@ LoopTraffic loop_traffic(const ScheduledKernel& kernel) {
   if (axis < 0) return t;
   const AscGraph& g = kernel.graph;
   for (const AscNode& n : g.nodes) {
-    if (!varies_along(n, axis)) continue;
+    if (!n.view.varies_along(axis)) continue;
     if (kernel.kind == Template::Reduction && kernel.is_row_node.at(static_cast<size_t>(n.id)))
       continue;  // once per row (or tile)
     t.ops += ascir::vector_op_cost(n);
     if (n.kind != AscKind::Load && n.kind != AscKind::Gather && n.kind != AscKind::Store) continue;
     bool every_axis = true;
     for (int a = 0; a < g.num_axes(); ++a)
-      every_axis =
-          every_axis && (g.axes[static_cast<size_t>(a)].size == sym::Expr(1) || varies_along(n, a));
+      every_axis = every_axis &&
+                   (g.axes[static_cast<size_t>(a)].size == sym::Expr(1) || n.view.varies_along(a));
     if (every_axis) t.bytes += static_cast<int64_t>(dtype_size(n.dtype));
   }
   return t;
@@ -192,7 +189,7 @@ sym::Expr output_bytes(const ScheduledKernel& kernel) {
     if (n.kind != AscKind::Store) continue;
     sym::Expr extent(static_cast<int64_t>(dtype_size(n.dtype)));
     for (int a = 0; a < g.num_axes(); ++a)
-      if (varies_along(n, a)) extent = extent * g.axes[static_cast<size_t>(a)].size;
+      if (n.view.varies_along(a)) extent = extent * g.axes[static_cast<size_t>(a)].size;
     bytes = bytes + extent;
   }
   return bytes;

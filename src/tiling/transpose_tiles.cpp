@@ -32,10 +32,6 @@ using ascir::AscNode;
 using schedule::ScheduledKernel;
 using schedule::Template;
 
-bool varies_along(const AscNode& n, int axis) {
-  return n.view.repeats.at(static_cast<size_t>(axis)) != sym::Expr(1);
-}
-
 /// Per node: reaches a Store.
 std::vector<bool> live_nodes(const AscGraph& g) {
   std::vector<bool> live(g.nodes.size(), false);
@@ -52,7 +48,7 @@ std::vector<bool> live_nodes(const AscGraph& g) {
 /// A Load that reads across the vector axis `v`: it varies along it with a
 /// stride that is not 0 or 1.
 bool reads_across(const AscNode& n, int v) {
-  if (n.kind != AscKind::Load || !varies_along(n, v)) return false;
+  if (n.kind != AscKind::Load || !n.view.varies_along(v)) return false;
   const sym::Expr& stride = n.view.strides.at(static_cast<size_t>(v));
   return stride != sym::Expr(0) && stride != sym::Expr(1);
 }
@@ -67,7 +63,8 @@ TransposeTiles transpose_tiles(const ScheduledKernel& kernel) {
   const auto at_v = static_cast<size_t>(v);
   const std::vector<bool> live = live_nodes(g);
   for (const AscNode& n : g.nodes) {  // every Store along the vector axis is contiguous
-    if (n.kind == AscKind::Store && varies_along(n, v) && n.view.strides.at(at_v) != sym::Expr(1))
+    if (n.kind == AscKind::Store && n.view.varies_along(v) &&
+        n.view.strides.at(at_v) != sym::Expr(1))
       return out;
   }
   // The tiled axis: the first such Load's stride-1 axis.

@@ -10,7 +10,9 @@
 #include "autofuse/ascir/asc_graph.h"
 
 namespace autofuse::ascir {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace asc_graph_test_local {
 
 using ascir_test::example_graph;
 using ascir_test::lower_whole;
@@ -296,5 +298,5 @@ TEST(AscTextTest, InconsistentGraphIsAUserError) {
   EXPECT_NO_THROW(parse_asc_graph(kHead + kData + kLoad + kTail));
 }
 
-}  // namespace
+}  // namespace asc_graph_test_local
 }  // namespace autofuse::ascir

@@ -90,4 +90,31 @@ inline int count_kind(const ascir::AscGraph& g, ascir::AscKind kind) {
   return count;
 }
 
+/// `text` with the first `from` replaced by `to`; throws when there is none
+/// (a test's broken-text case must break what it means to).
+inline std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  if (at == std::string::npos) throw std::runtime_error("no '" + from + "' in the text");
+  return text.replace(at, from.size(), to);
+}
+
+/// `text` with every `from` replaced by `to`.
+inline std::string replaced_all(std::string text, const std::string& from, const std::string& to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+/// A parse-error case: what it breaks, the text, and a part of the message.
+struct BadText {
+  std::string what;
+  std::string text;
+  std::string message;
+};
+
+/// Node `id` of `g`, to break it in place.
+inline ascir::AscNode& node_at(ascir::AscGraph& g, int id) {
+  return g.nodes.at(static_cast<size_t>(id));
+}
+
 }  // namespace autofuse::ascir_test

@@ -7,12 +7,18 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "ascir_test_util.h"
 #include "autofuse/ascir/asc_graph.h"
 #include "autofuse/schedule/schedule.h"
 
 namespace autofuse::ascir {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace gather_chain_text_test_local {
 
+using ascir_test::BadText;
+using ascir_test::node_at;
+using ascir_test::replaced;
 using sym::Expr;
 using ::testing::HasSubstr;
 
@@ -33,12 +39,6 @@ const std::string kPad2 = R"(kernel pad axes(z0: N, z1: 9, z2: 11) inputs(0, 1, 
   %10 y_out = output(%9, arg=0) : bf16 repeats[N, 9, 11]
 }
 )";
-
-std::string replaced(std::string text, const std::string& from, const std::string& to) {
-  const size_t at = text.find(from);
-  if (at == std::string::npos) throw std::runtime_error("no '" + from + "' in the text");
-  return text.replace(at, from.size(), to);
-}
 
 TEST(GatherChainText, RoundTripsExactly) {
   const AscGraph g = parse_asc_graph(kPad2);
@@ -72,12 +72,6 @@ TEST(GatherChainText, ThreeDims) {
   EXPECT_EQ(g.node(3).gather[0].size, sym::max(Expr::symbol("K"), 2));
   EXPECT_EQ(g.node(3).gather[2].name, "x");
 }
-
-struct BadText {
-  std::string what;
-  std::string text;
-  std::string message;
-};
 
 class GatherChainParseErrorTest : public ::testing::TestWithParam<BadText> {};
 
@@ -118,28 +112,24 @@ TEST_P(GatherChainVerifyTest, CatchesBrokenGraph) {
   EXPECT_THROW(verify(g), InternalError) << GetParam().first;
 }
 
-AscNode& at(AscGraph& g, int id) {
-  return g.nodes.at(static_cast<size_t>(id));
-}
-
 INSTANTIATE_TEST_SUITE_P(
     Breakages, GatherChainVerifyTest,
     ::testing::Values(std::make_pair(std::string("a dim without its index"),
                                      std::function<void(AscGraph&)>([](AscGraph& g) {
-                                       at(g, 7).gather.push_back(at(g, 7).gather[0]);
+                                       node_at(g, 7).gather.push_back(node_at(g, 7).gather[0]);
                                      })),
                       std::make_pair(std::string("an index without its dim"),
                                      std::function<void(AscGraph&)>([](AscGraph& g) {
-                                       at(g, 7).gather.pop_back();
+                                       node_at(g, 7).gather.pop_back();
                                      })),
                       std::make_pair(std::string("a float second index"),
                                      std::function<void(AscGraph&)>([](AscGraph& g) {
                                        for (int id : {3, 4, 6})
-                                         at(g, id).dtype = DType::f32;
+                                         node_at(g, id).dtype = DType::f32;
                                      })),
                       std::make_pair(std::string("a dim without a name"),
                                      std::function<void(AscGraph&)>([](AscGraph& g) {
-                                       at(g, 7).gather[1].name.clear();
+                                       node_at(g, 7).gather[1].name.clear();
                                      }))));
 
 TEST(GatherChainSchedule, MergesKeepEveryGatheredDim) {
@@ -166,5 +156,5 @@ TEST(GatherChainSchedule, MergesKeepEveryGatheredDim) {
   EXPECT_EQ(m.node(3).inputs, (std::vector<int>{0, 2, 2}));
 }
 
-}  // namespace
+}  // namespace gather_chain_text_test_local
 }  // namespace autofuse::ascir

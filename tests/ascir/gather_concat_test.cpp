@@ -7,12 +7,19 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "ascir_test_util.h"
 #include "autofuse/ascir/asc_graph.h"
 #include "autofuse/schedule/schedule.h"
 
 namespace autofuse::ascir {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace gather_concat_test_local {
 
+using ascir_test::BadText;
+using ascir_test::node_at;
+using ascir_test::replaced;
+using ascir_test::replaced_all;
 using sym::Expr;
 using ::testing::HasSubstr;
 
@@ -87,12 +94,6 @@ TEST(GatherTextTest, SymbolicGatherFields) {
   EXPECT_EQ(print_asc_graph(g), text);
 }
 
-struct BadText {
-  std::string what;
-  std::string text;
-  std::string message;
-};
-
 class GatherParseErrorTest : public ::testing::TestWithParam<BadText> {};
 
 TEST_P(GatherParseErrorTest, IsAUserError) {
@@ -102,18 +103,6 @@ TEST_P(GatherParseErrorTest, IsAUserError) {
   } catch (const UserError& e) {
     EXPECT_THAT(e.message(), HasSubstr(GetParam().message)) << GetParam().what;
   }
-}
-
-std::string replaced(std::string text, const std::string& from, const std::string& to) {
-  const size_t at = text.find(from);
-  if (at == std::string::npos) throw std::runtime_error("no '" + from + "' in the text");
-  return text.replace(at, from.size(), to);
-}
-
-std::string replaced_all(std::string text, const std::string& from, const std::string& to) {
-  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
-    text.replace(at, from.size(), to);
-  return text;
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -140,13 +129,13 @@ TEST(GatherTextTest, StrideOnFullAxisIsFine) {
 
 // ---- verify -------------------------------------------------------------------
 
-struct Breakage {
+struct GatherBreakage {
   std::string what;
   std::string graph;  // kEmbedding or kConcat
   std::function<void(AscGraph&)> apply;
 };
 
-class GatherVerifyTest : public ::testing::TestWithParam<Breakage> {};
+class GatherVerifyTest : public ::testing::TestWithParam<GatherBreakage> {};
 
 TEST_P(GatherVerifyTest, CatchesBrokenGraph) {
   AscGraph g = parse_asc_graph(GetParam().graph);
@@ -155,71 +144,68 @@ TEST_P(GatherVerifyTest, CatchesBrokenGraph) {
   EXPECT_THROW(verify(g), InternalError) << GetParam().what;
 }
 
-AscNode& at(AscGraph& g, int id) {
-  return g.nodes.at(static_cast<size_t>(id));
-}
-
 INSTANTIATE_TEST_SUITE_P(
-    Breakages, GatherVerifyTest,
-    ::testing::Values(Breakage{"gather fields on a load", kEmbedding,
-                               [](AscGraph& g) { at(g, 2).gather = at(g, 4).gather; }},
-                      Breakage{"gather dim on a store", kEmbedding,
-                               [](AscGraph& g) { at(g, 6).gather = at(g, 4).gather; }},
-                      Breakage{"gather without dims", kEmbedding,
-                               [](AscGraph& g) {
-                                 at(g, 4).gather.clear();
-                                 at(g, 4).inputs.pop_back();
-                               }},
-                      Breakage{"gathered dim without a name", kEmbedding,
-                               [](AscGraph& g) { at(g, 4).gather[0].name.clear(); }},
-                      Breakage{"gather reads a load as its buffer", kEmbedding,
-                               [](AscGraph& g) { at(g, 4).inputs[0] = 2; }},
-                      Breakage{"gather index is a buffer", kEmbedding,
-                               [](AscGraph& g) { at(g, 4).inputs[1] = 1; }},
-                      Breakage{"bool index", kEmbedding,
-                               [](AscGraph& g) {
-                                 at(g, 2).dtype = DType::boolean;
-                                 at(g, 1).dtype = DType::boolean;
-                                 at(g, 3).dtype = DType::boolean;
-                               }},
-                      Breakage{"float index", kEmbedding,
-                               [](AscGraph& g) {
-                                 for (int id : {1, 2, 3})
-                                   at(g, id).dtype = DType::f32;
-                               }},
-                      Breakage{"gather dtype differs from its buffer", kEmbedding,
-                               [](AscGraph& g) { at(g, 4).dtype = DType::f32; }},
-                      Breakage{"gather without strides", kEmbedding,
-                               [](AscGraph& g) { at(g, 4).view.strides.clear(); }},
-                      Breakage{"gather stride on a repeat-1 axis", kEmbedding,
-                               [](AscGraph& g) {
-                                 for (int id : {0, 3, 4})
-                                   at(g, id).view.repeats[1] = Expr(1);
-                                 at(g, 4).view.strides[1] = Expr(1);
-                               }},
-                      Breakage{"gather with three inputs", kEmbedding,
-                               [](AscGraph& g) { at(g, 4).inputs.push_back(3); }},
-                      Breakage{"output without stores", kConcat,
-                               [](AscGraph& g) { at(g, 7).inputs.clear(); }},
-                      Breakage{"output lists a store twice", kConcat,
-                               [](AscGraph& g) {
-                                 at(g, 7).inputs = {5, 5};
-                               }},
-                      Breakage{"output reads a compute", kConcat,
-                               [](AscGraph& g) {
-                                 at(g, 7).inputs = {5, 6, 4};
-                               }},
-                      Breakage{"a piece of another dtype", kConcat,
-                               [](AscGraph& g) { at(g, 6).dtype = DType::f16; }},
-                      Breakage{"output repeats not the union of its pieces'", kConcat,
-                               [](AscGraph& g) { at(g, 7).view.repeats[1] = Expr(1); }},
-                      Breakage{"output varies where no piece does", kConcat, [](AscGraph& g) {
-                                 for (int id : {5, 6}) {
-                                   at(g, id).view.repeats[1] = Expr(1);
-                                   at(g, id).view.strides[1] = Expr(0);
-                                 }
-                                 at(g, 4).view.repeats[1] = Expr(1);
-                               }}));
+    GatherBreakages, GatherVerifyTest,
+    ::testing::Values(
+        GatherBreakage{"gather fields on a load", kEmbedding,
+                       [](AscGraph& g) { node_at(g, 2).gather = node_at(g, 4).gather; }},
+        GatherBreakage{"gather dim on a store", kEmbedding,
+                       [](AscGraph& g) { node_at(g, 6).gather = node_at(g, 4).gather; }},
+        GatherBreakage{"gather without dims", kEmbedding,
+                       [](AscGraph& g) {
+                         node_at(g, 4).gather.clear();
+                         node_at(g, 4).inputs.pop_back();
+                       }},
+        GatherBreakage{"gathered dim without a name", kEmbedding,
+                       [](AscGraph& g) { node_at(g, 4).gather[0].name.clear(); }},
+        GatherBreakage{"gather reads a load as its buffer", kEmbedding,
+                       [](AscGraph& g) { node_at(g, 4).inputs[0] = 2; }},
+        GatherBreakage{"gather index is a buffer", kEmbedding,
+                       [](AscGraph& g) { node_at(g, 4).inputs[1] = 1; }},
+        GatherBreakage{"bool index", kEmbedding,
+                       [](AscGraph& g) {
+                         node_at(g, 2).dtype = DType::boolean;
+                         node_at(g, 1).dtype = DType::boolean;
+                         node_at(g, 3).dtype = DType::boolean;
+                       }},
+        GatherBreakage{"float index", kEmbedding,
+                       [](AscGraph& g) {
+                         for (int id : {1, 2, 3})
+                           node_at(g, id).dtype = DType::f32;
+                       }},
+        GatherBreakage{"gather dtype differs from its buffer", kEmbedding,
+                       [](AscGraph& g) { node_at(g, 4).dtype = DType::f32; }},
+        GatherBreakage{"gather without strides", kEmbedding,
+                       [](AscGraph& g) { node_at(g, 4).view.strides.clear(); }},
+        GatherBreakage{"gather stride on a repeat-1 axis", kEmbedding,
+                       [](AscGraph& g) {
+                         for (int id : {0, 3, 4})
+                           node_at(g, id).view.repeats[1] = Expr(1);
+                         node_at(g, 4).view.strides[1] = Expr(1);
+                       }},
+        GatherBreakage{"gather with three inputs", kEmbedding,
+                       [](AscGraph& g) { node_at(g, 4).inputs.push_back(3); }},
+        GatherBreakage{"output without stores", kConcat,
+                       [](AscGraph& g) { node_at(g, 7).inputs.clear(); }},
+        GatherBreakage{"output lists a store twice", kConcat,
+                       [](AscGraph& g) {
+                         node_at(g, 7).inputs = {5, 5};
+                       }},
+        GatherBreakage{"output reads a compute", kConcat,
+                       [](AscGraph& g) {
+                         node_at(g, 7).inputs = {5, 6, 4};
+                       }},
+        GatherBreakage{"a piece of another dtype", kConcat,
+                       [](AscGraph& g) { node_at(g, 6).dtype = DType::f16; }},
+        GatherBreakage{"output repeats not the union of its pieces'", kConcat,
+                       [](AscGraph& g) { node_at(g, 7).view.repeats[1] = Expr(1); }},
+        GatherBreakage{"output varies where no piece does", kConcat, [](AscGraph& g) {
+                         for (int id : {5, 6}) {
+                           node_at(g, id).view.repeats[1] = Expr(1);
+                           node_at(g, id).view.strides[1] = Expr(0);
+                         }
+                         node_at(g, 4).view.repeats[1] = Expr(1);
+                       }}));
 
 TEST(GatherVerifyTest, PiecesMayDifferInRepeats) {
   // A per-row piece after a full one: the Output has the union of repeats.
@@ -245,7 +231,7 @@ TEST(GatherVerifyTest, AnyIntegerIndexDtype) {
                   DType::u64}) {
     AscGraph g = parse_asc_graph(kEmbedding);
     for (int id : {1, 2, 3})
-      at(g, id).dtype = t;
+      node_at(g, id).dtype = t;
     EXPECT_NO_THROW(verify(g)) << dtype_name(t);
   }
 }
@@ -310,5 +296,5 @@ TEST(GatherScheduleTest, PiecesBlockMergeAndBothPassesRecomputeTheGather) {
   EXPECT_EQ(schedule::split_phases(ln), 2);
 }
 
-}  // namespace
+}  // namespace gather_concat_test_local
 }  // namespace autofuse::ascir

@@ -9,7 +9,9 @@
 #include "autofuse/graph/builder.h"
 
 namespace autofuse::ascir {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace lower_test_local {
 
 using ascir_test::count_kind;
 using ascir_test::example_graph;
@@ -285,5 +287,5 @@ TEST(ElideCastsTest, NoCastsNoChange) {
   EXPECT_EQ(print_asc_graph(g), before);
 }
 
-}  // namespace
+}  // namespace lower_test_local
 }  // namespace autofuse::ascir

@@ -17,7 +17,9 @@
 #include "autofuse/graph/text.h"
 
 namespace autofuse::ascir {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace lower_views_test_local {
 
 using ::testing::Contains;
 using ::testing::HasSubstr;
@@ -173,5 +175,5 @@ TEST(LowerViews, SqueezeReshapeOfAComputedValueIsTheSameElement) {
   EXPECT_THAT(lines, Contains(HasSubstr("y = sin(%2)")));
 }
 
-}  // namespace
+}  // namespace lower_views_test_local
 }  // namespace autofuse::ascir

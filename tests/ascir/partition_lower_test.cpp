@@ -13,7 +13,9 @@
 #include "autofuse/schedule/schedule.h"
 
 namespace autofuse::ascir {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace partition_lower_test_local {
 
 using ascir_test::count_kind;
 using ascir_test::node_named;
@@ -138,5 +140,5 @@ TEST(PartitionLowerTest, EveryExampleUnfused) {
   }
 }
 
-}  // namespace
+}  // namespace partition_lower_test_local
 }  // namespace autofuse::ascir

@@ -10,7 +10,9 @@
 #include "autofuse/schedule/schedule.h"
 
 namespace autofuse::schedule {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace schedule_reduction_test_local {
 
 using ascir_test::example_graph;
 using ascir_test::lower_whole;
@@ -84,5 +86,5 @@ TEST(ReductionLayout, SplitLaunches) {
   EXPECT_EQ(split_phases(schedule_kernel(lower_whole(example_graph("gelu"), {false, false}))), 0);
 }
 
-}  // namespace
+}  // namespace schedule_reduction_test_local
 }  // namespace autofuse::schedule

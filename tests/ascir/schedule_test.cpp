@@ -10,7 +10,9 @@
 #include "autofuse/schedule/schedule.h"
 
 namespace autofuse::schedule {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace schedule_test_local {
 
 using ascir::AscGraph;
 using ascir::AscKind;
@@ -309,5 +311,5 @@ TEST(ScheduleTest, RejectsAnInvalidGraph) {
   EXPECT_THROW(schedule_kernel(g), InternalError);
 }
 
-}  // namespace
+}  // namespace schedule_test_local
 }  // namespace autofuse::schedule

@@ -14,7 +14,9 @@
 #include "cli/cli_runner.h"
 
 namespace autofuse::testing {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace bench_cli_test_local {
 
 using ::testing::HasSubstr;
 
@@ -152,5 +154,5 @@ TEST(CliBench, RejectsBadThreadsAndMinTime) {
   }
 }
 
-}  // namespace
+}  // namespace bench_cli_test_local
 }  // namespace autofuse::testing

@@ -10,7 +10,9 @@
 #include "cli/cli_runner.h"
 
 namespace autofuse::testing {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace cli_test_local {
 
 using ::testing::HasSubstr;
 
@@ -154,5 +156,5 @@ INSTANTIATE_TEST_SUITE_P(
                  {"frobnicate"}}),
     [](const ::testing::TestParamInfo<BadInput>& info) { return std::string(info.param.name); });
 
-}  // namespace
+}  // namespace cli_test_local
 }  // namespace autofuse::testing

@@ -17,7 +17,9 @@
 #include "frontend/io/tensor_proto.h"
 
 namespace autofuse::testing {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace conformance_cli_test_local {
 
 using ::testing::EndsWith;
 using ::testing::HasSubstr;
@@ -318,5 +320,5 @@ TEST(ConformanceCli, RealOnnxNodeTestsOfSomeOps) {
   EXPECT_EQ(doc["failed"], 0);
 }
 
-}  // namespace
+}  // namespace conformance_cli_test_local
 }  // namespace autofuse::testing

@@ -12,7 +12,9 @@
 #include "cli/cli_runner.h"
 
 namespace autofuse::testing {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace examples_test_local {
 
 using RowFn = std::function<void(const std::vector<HostTensor>& in, int64_t row, int64_t d,
                                  std::vector<double>& out_row)>;
@@ -100,5 +102,5 @@ TEST(Examples, RmsNorm) {
   });
 }
 
-}  // namespace
+}  // namespace examples_test_local
 }  // namespace autofuse::testing

@@ -15,7 +15,9 @@
 #include "cli/cli_runner.h"
 
 namespace autofuse::testing {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace narrow_dtypes_cli_test_local {
 
 std::string int_graph(const char* t) {
   return fmt::format(R"(graph ints(x: {0}[N, D], y: {0}[D]) {{
@@ -79,5 +81,5 @@ TEST(NarrowDTypesCli, RunCheckOnEveryFloat8Type) {
       expect_check_passes(fmt::format("f8_{}", t), float8_graph(t), fused);
 }
 
-}  // namespace
+}  // namespace narrow_dtypes_cli_test_local
 }  // namespace autofuse::testing

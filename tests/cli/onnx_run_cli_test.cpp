@@ -17,7 +17,9 @@
 #include "frontend/io/tensor_proto.h"
 
 namespace autofuse::testing {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace onnx_run_cli_test_local {
 
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
@@ -268,5 +270,5 @@ TEST(OnnxRunCli, OutputFileNamesAreSanitized) {
   EXPECT_EQ(frontend::read_npy(out + "/a_b_c.npy").get_f64(0), -1.0);
 }
 
-}  // namespace
+}  // namespace onnx_run_cli_test_local
 }  // namespace autofuse::testing

@@ -24,7 +24,9 @@
 #include "cli/cli_runner.h"
 
 namespace autofuse::testing {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace patterns_test_local {
 
 struct Pattern {
   const char* name;                 // examples/patterns/<name>.af
@@ -139,5 +141,5 @@ INSTANTIATE_TEST_SUITE_P(Patterns, PatternSuite, ::testing::ValuesIn(patterns())
                            return std::string(info.param.name);
                          });
 
-}  // namespace
+}  // namespace patterns_test_local
 }  // namespace autofuse::testing

@@ -13,7 +13,9 @@
 #include "cli/cli_runner.h"
 
 namespace autofuse::testing {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace pipeline_cli_test_local {
 
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
@@ -186,5 +188,5 @@ TEST(PipelineCli, FuseDumpsEveryStage) {
   EXPECT_THAT(all, HasSubstr(".cpp"));
 }
 
-}  // namespace
+}  // namespace pipeline_cli_test_local
 }  // namespace autofuse::testing

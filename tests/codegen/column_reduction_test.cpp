@@ -17,7 +17,9 @@
 #include "reduction_test_util.h"
 
 namespace autofuse::codegen_test {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace column_reduction_test_local {
 
 using ::testing::HasSubstr;
 
@@ -364,5 +366,5 @@ TEST(ColumnReduction, InfinitiesSumToInfinityOrNan) {
   check_split_cases(cases, /*expect_split=*/false);
 }
 
-}  // namespace
+}  // namespace column_reduction_test_local
 }  // namespace autofuse::codegen_test

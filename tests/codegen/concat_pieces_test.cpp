@@ -9,7 +9,9 @@
 #include "autofuse/graph/builder.h"
 
 namespace autofuse::codegen_test {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace concat_pieces_test_local {
 
 std::vector<sym::Binding> nd_bindings() {
   return {{{"N", 1}, {"D", 1}},   {{"N", 3}, {"D", 7}},  {{"N", 13}, {"D", 64}},
@@ -145,5 +147,5 @@ TEST(ConcatPieces, ReductionsMatchTheReference) {
   check_asc_cases(cases);
 }
 
-}  // namespace
+}  // namespace concat_pieces_test_local
 }  // namespace autofuse::codegen_test

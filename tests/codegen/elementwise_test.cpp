@@ -7,7 +7,9 @@
 #include "codegen_test_util.h"
 
 namespace autofuse::codegen_test {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace elementwise_test_local {
 
 using ::testing::HasSubstr;
 
@@ -75,5 +77,5 @@ TEST(Elementwise, GeneratedSourceShape) {
   EXPECT_THAT(code, HasSubstr("af_choose_blocks("));
 }
 
-}  // namespace
+}  // namespace elementwise_test_local
 }  // namespace autofuse::codegen_test

@@ -14,7 +14,9 @@
 #include "autofuse/ref/random.h"
 
 namespace autofuse::codegen_test {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace gather_chain_codegen_test_local {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -176,5 +178,5 @@ TEST(GatherChainCodegen, BadIndicesReportTheirOwnDim) {
   }
 }
 
-}  // namespace
+}  // namespace gather_chain_codegen_test_local
 }  // namespace autofuse::codegen_test

@@ -14,7 +14,9 @@
 #include "autofuse/ref/random.h"
 
 namespace autofuse::codegen_test {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace gather_hoist_test_local {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -322,5 +324,5 @@ TEST(GatherHoist, EmptyReducedLoopsReadAndReportNothing) {
   }
 }
 
-}  // namespace
+}  // namespace gather_hoist_test_local
 }  // namespace autofuse::codegen_test

@@ -14,7 +14,9 @@
 #include "autofuse/tiling/tiling.h"
 
 namespace autofuse::codegen_test {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace gather_test_local {
 
 using ::testing::HasSubstr;
 
@@ -349,5 +351,5 @@ TEST(GatherKernel, UnsignedAndNarrowIndices) {
     expect_reported(cases[i], compiled, i, 1, 1, 0, {0}, "V");  // index == n
 }
 
-}  // namespace
+}  // namespace gather_test_local
 }  // namespace autofuse::codegen_test

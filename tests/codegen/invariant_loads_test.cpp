@@ -13,7 +13,9 @@
 #include "codegen_test_util.h"
 
 namespace autofuse::codegen_test {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace invariant_loads_test_local {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -56,5 +58,5 @@ TEST(InvariantLoads, LayerNormConvertsGammaAndBetaOnce) {
   EXPECT_GT(count(sym_d, "af_bf16_to_f32(p1["), 1u);
 }
 
-}  // namespace
+}  // namespace invariant_loads_test_local
 }  // namespace autofuse::codegen_test

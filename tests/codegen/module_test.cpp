@@ -13,7 +13,9 @@
 #include "codegen_test_util.h"
 
 namespace autofuse::codegen_test {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace module_test_local {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -190,5 +192,5 @@ TEST(Module, CompilesAndRunsWithClang) {
   EXPECT_TRUE(tensors_close(run.outputs[0], want[0], 1e-6, 1e-6));
 }
 
-}  // namespace
+}  // namespace module_test_local
 }  // namespace autofuse::codegen_test

@@ -16,7 +16,9 @@
 #include "support/float8.h"
 
 namespace autofuse::codegen_test {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace narrow_types_prelude_test_local {
 
 constexpr const char* kFloat8[] = {"f8e4m3fn", "f8e4m3fnuz", "f8e5m2", "f8e5m2fnuz"};
 
@@ -169,5 +171,5 @@ TEST(NarrowCExprs, Float8CastsFollowSaturateAndResultsRound) {
   EXPECT_EQ(compute_expr(OpKind::Max, DType::u4, {"a", "b"}), "(a > b ? a : b)");
 }
 
-}  // namespace
+}  // namespace narrow_types_prelude_test_local
 }  // namespace autofuse::codegen_test

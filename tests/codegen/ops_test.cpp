@@ -13,7 +13,9 @@
 #include "codegen_test_util.h"
 
 namespace autofuse::codegen_test {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace ops_test_local {
 
 using ::testing::HasSubstr;
 
@@ -252,5 +254,5 @@ TEST(Ops, ScalarsAndIota) {
   check_cases(cases);
 }
 
-}  // namespace
+}  // namespace ops_test_local
 }  // namespace autofuse::codegen_test

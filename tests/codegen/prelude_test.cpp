@@ -21,7 +21,9 @@
 #include "codegen_test_util.h"
 
 namespace autofuse::codegen_test {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace prelude_test_local {
 
 using ::testing::HasSubstr;
 
@@ -469,5 +471,5 @@ TEST(Prelude, IncludesLittle) {
   EXPECT_THAT(std::string(prelude), HasSubstr("af_choose_blocks"));
 }
 
-}  // namespace
+}  // namespace prelude_test_local
 }  // namespace autofuse::codegen_test

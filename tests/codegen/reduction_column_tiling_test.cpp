@@ -14,7 +14,9 @@
 #include "reduction_test_util.h"
 
 namespace autofuse::codegen_test {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace reduction_column_tiling_test_local {
 
 std::string col_text(const char* dtype) {
   return fmt::format(R"(graph col(x: {}[N, D]) {{
@@ -107,5 +109,5 @@ TEST(ColumnTiling, BroadcastConsumerEveryFloatDtype) {
   check_split_cases(cases, /*expect_split=*/true);
 }
 
-}  // namespace
+}  // namespace reduction_column_tiling_test_local
 }  // namespace autofuse::codegen_test

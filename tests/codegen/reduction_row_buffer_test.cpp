@@ -15,7 +15,9 @@
 #include "reduction_test_util.h"
 
 namespace autofuse::codegen_test {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace reduction_row_buffer_test_local {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -193,5 +195,5 @@ TEST(RowBuffer, BufferedAndSplitRunsAgree) {
   EXPECT_TRUE(tensors_close(split.outputs[0], one.outputs[0], 1e-6, 0));
 }
 
-}  // namespace
+}  // namespace reduction_row_buffer_test_local
 }  // namespace autofuse::codegen_test

@@ -13,7 +13,9 @@
 #include "codegen_test_util.h"
 
 namespace autofuse::codegen_test {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace reduction_test_local {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -181,5 +183,5 @@ TEST(Reduction, ExpOfXMinusItsMaxHasNoUpperClamp) {
   }
 }
 
-}  // namespace
+}  // namespace reduction_test_local
 }  // namespace autofuse::codegen_test

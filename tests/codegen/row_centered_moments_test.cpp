@@ -20,7 +20,9 @@
 #include "reduction_test_util.h"
 
 namespace autofuse::codegen_test {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace row_centered_moments_test_local {
 
 using ::testing::HasSubstr;
 
@@ -248,5 +250,5 @@ TEST(RowCenteredMoments, AccurateWithALargeOffsetAndADriftingMean) {
   }
 }
 
-}  // namespace
+}  // namespace row_centered_moments_test_local
 }  // namespace autofuse::codegen_test

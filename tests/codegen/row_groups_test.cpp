@@ -15,7 +15,9 @@
 #include "reduction_test_util.h"
 
 namespace autofuse::codegen_test {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace row_groups_test_local {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -138,5 +140,5 @@ TEST(RowGroups, SourceStructure) {
               Not(HasSubstr(kGroups)));
 }
 
-}  // namespace
+}  // namespace row_groups_test_local
 }  // namespace autofuse::codegen_test

@@ -13,7 +13,9 @@
 #include "autofuse/tiling/tiling.h"
 
 namespace autofuse::codegen_test {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace row_span_test_local {
 
 // z = concat(|e_0|, ..., |e_k-1|) along axis 1: [N, 16k], pieces of 16 at
 // offsets 0, 16, ...; with `sum` also s = sum(z) over the row ([N, 1], the
@@ -134,5 +136,5 @@ TEST(RowSpan, SpansMatchTheReference) {
   }
 }
 
-}  // namespace
+}  // namespace row_span_test_local
 }  // namespace autofuse::codegen_test

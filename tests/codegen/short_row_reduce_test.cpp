@@ -17,7 +17,9 @@
 #include "reduction_test_util.h"
 
 namespace autofuse::codegen_test {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace short_row_reduce_test_local {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -155,5 +157,5 @@ TEST(ShortRowReduce, SourceStructure) {
   EXPECT_THAT(source(reduce_text("reduce_prod", "f32", "D", true)), Not(HasSubstr("af_row_")));
 }
 
-}  // namespace
+}  // namespace short_row_reduce_test_local
 }  // namespace autofuse::codegen_test

@@ -12,7 +12,9 @@
 #include "codegen_test_util.h"
 
 namespace autofuse::codegen_test {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace short_rows_test_local {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -119,5 +121,5 @@ TEST(ShortRows, SourceStructure) {
   EXPECT_THAT(kernel_part(source(scale_text("f32", "1000"))), Not(HasSubstr("whole row")));
 }
 
-}  // namespace
+}  // namespace short_rows_test_local
 }  // namespace autofuse::codegen_test

@@ -21,7 +21,9 @@
 #include "codegen_test_util.h"
 
 namespace autofuse::codegen_test {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace streaming_test_local {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -671,5 +673,5 @@ TEST(Streaming, PreludeHelpers) {
   }
 }
 
-}  // namespace
+}  // namespace streaming_test_local
 }  // namespace autofuse::codegen_test

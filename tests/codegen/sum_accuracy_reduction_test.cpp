@@ -24,7 +24,9 @@
 #include "reduction_test_util.h"
 
 namespace autofuse::codegen_test {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace sum_accuracy_reduction_test_local {
 
 constexpr double kEps = 0x1p-24;
 
@@ -243,5 +245,5 @@ TEST(SumAccuracy, SplitsUseEveryCore) {
   }
 }
 
-}  // namespace
+}  // namespace sum_accuracy_reduction_test_local
 }  // namespace autofuse::codegen_test

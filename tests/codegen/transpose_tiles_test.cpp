@@ -15,7 +15,9 @@
 #include "autofuse/tiling/tiling.h"
 
 namespace autofuse::codegen_test {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace transpose_tiles_test_local {
 
 using ::testing::HasSubstr;
 
@@ -326,5 +328,5 @@ TEST(TransposeTiles, BlocksSplitTilesEvenly) {
   }
 }
 
-}  // namespace
+}  // namespace transpose_tiles_test_local
 }  // namespace autofuse::codegen_test

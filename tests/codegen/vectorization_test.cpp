@@ -21,7 +21,9 @@
 #include "jit/process.h"
 
 namespace autofuse::codegen_test {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace vectorization_test_local {
 
 /// chain30's kinds of steps: relu, max and min against constants and a
 /// per-column operand, followed by arithmetic; abs, sqrt, a reciprocal.
@@ -113,5 +115,5 @@ TEST(Vectorization, ChainsOfMaxMinReluVectorizeOnAvx2AndAvx512) {
   }
 }
 
-}  // namespace
+}  // namespace vectorization_test_local
 }  // namespace autofuse::codegen_test

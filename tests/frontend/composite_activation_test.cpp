@@ -12,7 +12,9 @@
 #include "composite_util.h"
 
 namespace autofuse::frontend::testing {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace composite_activation_test_local {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -278,5 +280,5 @@ TEST(CompositeDropout, TrainingWithRatioZeroIsIdentityAndOtherwiseUnsupported) {
   }
 }
 
-}  // namespace
+}  // namespace composite_activation_test_local
 }  // namespace autofuse::frontend::testing

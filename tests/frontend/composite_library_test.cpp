@@ -13,7 +13,9 @@
 #include "temp_dir.h"
 
 namespace autofuse::frontend::testing {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace composite_library_test_local {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -291,5 +293,5 @@ TEST(CompositePipeline, ConstantPadFusesWithItsNeighbours) {
   }
 }
 
-}  // namespace
+}  // namespace composite_library_test_local
 }  // namespace autofuse::frontend::testing

@@ -10,7 +10,9 @@
 #include "composite_util.h"
 
 namespace autofuse::frontend::testing {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace composite_norm_test_local {
 
 using ::testing::HasSubstr;
 
@@ -267,5 +269,5 @@ TEST(CompositeBatchNorm, StatisticsOutputsOutsideTrainingMode) {
   }
 }
 
-}  // namespace
+}  // namespace composite_norm_test_local
 }  // namespace autofuse::frontend::testing

@@ -6,7 +6,9 @@
 #include "onnx_test_util.h"
 
 namespace autofuse::frontend::testing {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace import_core_test_local {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -327,5 +329,5 @@ TEST(ImportErrors, InputsNeedARank) {
   EXPECT_THAT(import_error(m), HasSubstr("input 'x' declares no shape"));
 }
 
-}  // namespace
+}  // namespace import_core_test_local
 }  // namespace autofuse::frontend::testing

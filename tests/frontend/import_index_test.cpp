@@ -11,7 +11,9 @@
 #include "composite_util.h"
 
 namespace autofuse::frontend::testing {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace import_index_test_local {
 
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
@@ -331,5 +333,5 @@ TEST(ImportIndex, DepthToSpaceAndSpaceToDepth) {
   expect_import_error(bad, "dim 1 (6) must be a multiple of 4");
 }
 
-}  // namespace
+}  // namespace import_index_test_local
 }  // namespace autofuse::frontend::testing

@@ -12,7 +12,9 @@
 #include "composite_util.h"
 
 namespace autofuse::frontend::testing {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace import_loss_test_local {
 
 using ::testing::HasSubstr;
 
@@ -166,5 +168,5 @@ TEST(ImportLoss, RejectsMismatchedTargets) {
   }
 }
 
-}  // namespace
+}  // namespace import_loss_test_local
 }  // namespace autofuse::frontend::testing

@@ -15,7 +15,9 @@
 #include "io_test_util.h"
 
 namespace autofuse::frontend::testing {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace import_math_test_local {
 
 using ::testing::HasSubstr;
 
@@ -413,5 +415,5 @@ TEST(ImportMath, GlobalPoolsKeepTheSpatialAxesAsOnes) {
   expect_close(mx.run()[0], {2, 3, 1, 1}, max, 0, 0, "GlobalMaxPool");
 }
 
-}  // namespace
+}  // namespace import_math_test_local
 }  // namespace autofuse::frontend::testing

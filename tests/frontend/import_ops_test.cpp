@@ -9,7 +9,9 @@
 #include "onnx_test_util.h"
 
 namespace autofuse::frontend::testing {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace import_ops_test_local {
 
 using ::testing::DoubleNear;
 using ::testing::ElementsAre;
@@ -254,5 +256,5 @@ TEST(ImportOps, ReduceWithUnknownAxesIsAClearError) {
   }
 }
 
-}  // namespace
+}  // namespace import_ops_test_local
 }  // namespace autofuse::frontend::testing

@@ -11,7 +11,9 @@
 #include "onnx_test_util.h"
 
 namespace autofuse::frontend::testing {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace import_opset_test_local {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -181,5 +183,5 @@ TEST(ImportUnsupported, RethrowKeepsTheKind) {
   }
 }
 
-}  // namespace
+}  // namespace import_opset_test_local
 }  // namespace autofuse::frontend::testing

@@ -7,7 +7,9 @@
 #include "onnx_test_util.h"
 
 namespace autofuse::frontend::testing {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace import_pad_modes_test_local {
 
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
@@ -127,5 +129,5 @@ TEST(ImportPadModes, Errors) {
   EXPECT_FALSE(unsupported);
 }
 
-}  // namespace
+}  // namespace import_pad_modes_test_local
 }  // namespace autofuse::frontend::testing

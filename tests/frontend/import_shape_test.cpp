@@ -6,7 +6,9 @@
 #include "onnx_test_util.h"
 
 namespace autofuse::frontend::testing {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace import_shape_test_local {
 
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
@@ -338,5 +340,5 @@ TEST(ImportShape, SymbolicSizeUsedAsData) {
   EXPECT_THAT(values_of(run(model, {iota_host(DType::f32, {1})})[0]), ElementsAre(1));
 }
 
-}  // namespace
+}  // namespace import_shape_test_local
 }  // namespace autofuse::frontend::testing

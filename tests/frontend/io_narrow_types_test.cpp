@@ -13,7 +13,9 @@
 #include "frontend/io_test_util.h"
 
 namespace autofuse::testing {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace io_narrow_types_test_local {
 
 using frontend::tensor_from_proto;
 using frontend::tensor_to_proto;
@@ -176,5 +178,5 @@ TEST(IoNarrowTypes, NpyWideAndUnsignedInts) {
   }
 }
 
-}  // namespace
+}  // namespace io_narrow_types_test_local
 }  // namespace autofuse::testing

@@ -12,7 +12,9 @@
 #include "frontend/io_test_util.h"
 
 namespace autofuse::testing {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace io_npy_test_local {
 
 using frontend::read_npy;
 using frontend::read_tensor_file;
@@ -221,5 +223,5 @@ TEST(IoTensorFile, UnknownExtensionIsAUserError) {
   EXPECT_THAT(user_error_of([] { read_tensor_file("/tmp/x.txt"); }), HasSubstr(".npy or .pb"));
 }
 
-}  // namespace
+}  // namespace io_npy_test_local
 }  // namespace autofuse::testing

@@ -11,7 +11,9 @@
 #include "frontend/io_test_util.h"
 
 namespace autofuse::testing {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace io_pb_test_local {
 
 using frontend::read_tensor_file;
 using frontend::read_tensor_pb;
@@ -210,5 +212,5 @@ TEST(IoPb, MalformedFilesAreUserErrors) {
               HasSubstr("/nonexistent/t.pb"));
 }
 
-}  // namespace
+}  // namespace io_pb_test_local
 }  // namespace autofuse::testing

@@ -12,16 +12,12 @@
 #include "fuse_test_util.h"
 
 namespace autofuse::fuse {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace concat_gather_test_local {
 
+using fuse_test::count_op;
 using fuse_test::parse;
-
-int count_op(const Graph& g, OpKind op) {
-  int n = 0;
-  for (const Node& node : g.nodes())
-    n += node.op == op ? 1 : 0;
-  return n;
-}
 
 /// The rewritten graph computes what the original does (reference interpreter).
 void expect_same_results(const Graph& before, const Graph& after,
@@ -130,5 +126,5 @@ TEST(ConcatUnequalByGather, ConcatsThatNoComputationReadsOrTooLargeStay) {
   }
 }
 
-}  // namespace
+}  // namespace concat_gather_test_local
 }  // namespace autofuse::fuse

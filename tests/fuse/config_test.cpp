@@ -4,7 +4,9 @@
 #include "fuse_test_util.h"
 
 namespace autofuse::fuse {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace config_test_local {
 
 using ::testing::HasSubstr;
 
@@ -80,5 +82,5 @@ TEST(FusionConfig, FromEnv) {
   EXPECT_EQ(FusionConfig::from_env().max_fusion_size, 256);
 }
 
-}  // namespace
+}  // namespace config_test_local
 }  // namespace autofuse::fuse

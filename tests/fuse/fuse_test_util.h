@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "autofuse/fuse/fusion.h"
+#include "autofuse/fuse/loop_axes.h"
 #include "autofuse/graph/text.h"
 
 namespace autofuse::fuse_test {
@@ -55,6 +57,35 @@ inline fuse::FusionConfig config_with_log() {
   fuse::FusionConfig config;
   config.log_refusals = true;
   return config;
+}
+
+/// How many nodes of `g` apply `op`.
+inline int count_op(const Graph& g, OpKind op) {
+  int n = 0;
+  for (const Node& node : g.nodes())
+    n += node.op == op ? 1 : 0;
+  return n;
+}
+
+/// The loop axes of value `value` (by name).
+inline std::vector<int> axes_of(const Graph& graph, const fuse::LoopAxes& axes,
+                                const std::string& value) {
+  return axes.value_axes.at(graph.find_value(value).value());
+}
+
+/// Every region reads only graph inputs, constants and the outputs of the
+/// regions listed before it, and the graph's outputs all come out of some
+/// region (or are inputs).
+inline void expect_dependency_order(const fuse::FusedGraph& fused) {
+  std::set<ValueId> ready(fused.graph->inputs().begin(), fused.graph->inputs().end());
+  for (const fuse::Region& region : fused.regions) {
+    for (ValueId v : region.inputs)
+      EXPECT_TRUE(ready.count(v) || fused.graph->value(v).producer == kNoNode)
+          << region.name << " reads " << fused.graph->value(v).name << " too early";
+    ready.insert(region.outputs.begin(), region.outputs.end());
+  }
+  for (ValueId out : fused.graph->outputs())
+    EXPECT_TRUE(ready.count(out)) << fused.graph->value(out).name << " is never produced";
 }
 
 }  // namespace autofuse::fuse_test

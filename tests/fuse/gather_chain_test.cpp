@@ -9,8 +9,11 @@
 #include "fuse_test_util.h"
 
 namespace autofuse::fuse {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace gather_chain_test_local {
 
+using fuse_test::axes_of;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
@@ -18,10 +21,6 @@ std::vector<NodeId> all_nodes(const Graph& graph) {
   std::vector<NodeId> nodes(graph.nodes().size());
   std::iota(nodes.begin(), nodes.end(), 0);
   return nodes;
-}
-
-std::vector<int> axes_of(const Graph& graph, const LoopAxes& axes, const std::string& value) {
-  return axes.value_axes.at(graph.find_value(value).value());
 }
 
 const Node& producer(const Graph& graph, const std::string& value) {
@@ -132,5 +131,5 @@ TEST(GatherChain, SliceOfAnotherDimKeepsTheChain) {
   EXPECT_EQ(fused.regions.size(), 1u) << print_fused_graph(fused);
 }
 
-}  // namespace
+}  // namespace gather_chain_test_local
 }  // namespace autofuse::fuse

@@ -7,8 +7,11 @@
 #include "fuse_test_util.h"
 
 namespace autofuse::fuse {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace group_kernels_test_local {
 
+using fuse_test::expect_dependency_order;
 using fuse_test::parse;
 
 // Three kernels the partitioner cannot merge (a column mean, then a row sum
@@ -28,18 +31,6 @@ FusedGraph grouped(const char* text, const FusionConfig& config) {
   FusedGraph fused = partition(parse(text), config);
   group_kernels(fused, config);
   return fused;
-}
-
-/// Every region's inputs are produced by earlier regions (or are graph inputs).
-void expect_dependency_order(const FusedGraph& fused) {
-  std::set<ValueId> ready(fused.graph->inputs().begin(), fused.graph->inputs().end());
-  for (const Region& region : fused.regions) {
-    for (ValueId v : region.inputs)
-      EXPECT_TRUE(ready.count(v) || fused.graph->value(v).producer == kNoNode)
-          << region.name << " reads " << fused.graph->value(v).name << " too early";
-    for (ValueId v : region.outputs)
-      ready.insert(v);
-  }
 }
 
 TEST(GroupKernels, PartitionLeavesOneGroupPerKernel) {
@@ -114,5 +105,5 @@ TEST(GroupKernels, DisabledOrUnfusedKeepsOneLaunchPerKernel) {
   EXPECT_THAT(print_fused_graph(each), ::testing::Not(::testing::HasSubstr("launches")));
 }
 
-}  // namespace
+}  // namespace group_kernels_test_local
 }  // namespace autofuse::fuse

@@ -7,8 +7,11 @@
 #include "fuse_test_util.h"
 
 namespace autofuse::fuse {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace loop_axes_test_local {
 
+using fuse_test::axes_of;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
@@ -31,10 +34,6 @@ std::vector<std::string> sizes(const LoopAxes& axes) {
   for (const sym::Expr& e : axes.sizes)
     out.push_back(e.to_string());
   return out;
-}
-
-std::vector<int> axes_of(const Graph& graph, const LoopAxes& axes, const std::string& value) {
-  return axes.value_axes.at(graph.find_value(value).value());
 }
 
 TEST(LoopAxes, BroadcastInputsShareTheOutputAxes) {
@@ -309,5 +308,5 @@ TEST(AxisOrder, ReportsTheOwnersOfACycle) {
   EXPECT_THAT(owners, ElementsAre(7, 9));
 }
 
-}  // namespace
+}  // namespace loop_axes_test_local
 }  // namespace autofuse::fuse

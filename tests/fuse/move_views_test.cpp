@@ -14,23 +14,17 @@
 #include "autofuse/graph/text.h"
 #include "autofuse/ref/interpreter.h"
 #include "autofuse/ref/random.h"
+#include "fuse_test_util.h"
 
 namespace autofuse::fuse {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace move_views_test_local {
 
+using fuse_test::count_op;
+using fuse_test::parse;
 using ::testing::ElementsAre;
 using ::testing::Pair;
-
-std::shared_ptr<const Graph> parse(std::string_view text) {
-  return std::make_shared<const Graph>(parse_graph(text));
-}
-
-int count_op(const Graph& g, OpKind op) {
-  int n = 0;
-  for (const Node& node : g.nodes())
-    n += node.op == op ? 1 : 0;
-  return n;
-}
 
 const Node* producer_of(const Graph& g, const std::string& name) {
   const Value& v = g.value(g.find_value(name).value());
@@ -575,11 +569,11 @@ TEST(MoveViews, FlagTurnsItOff) {
   EXPECT_TRUE(off.enabled);
 }
 
-}  // namespace
+}  // namespace move_views_test_local
 }  // namespace autofuse::fuse
 
 namespace autofuse::fuse {
-namespace {
+namespace move_views_test_local {
 
 TEST(MoveViewsReshape, ReshapeAfterABiasAddMovesOntoTheGemmOutputAndTheBias) {
   // GPT-2's Conv1D: [b*s, n] + bias, then [b, s, n]; BERT's heads: then
@@ -627,11 +621,11 @@ TEST(MoveViewsReshape, StopsAtReductionsAndPartialGroups) {
   EXPECT_EQ(r.rewrites, 0) << print_graph(*r.graph);
 }
 
-}  // namespace
+}  // namespace move_views_test_local
 }  // namespace autofuse::fuse
 
 namespace autofuse::fuse {
-namespace {
+namespace move_views_test_local {
 
 TEST(MoveViewsReshape, FullRankOperandKeepsLeadingOnes) {
   // Found by the fuzz test: the moved reshape must keep the result's type.
@@ -649,5 +643,5 @@ TEST(MoveViewsReshape, FullRankOperandKeepsLeadingOnes) {
   expect_same_results(*g, out, {{{"C", 1}, {"D", 1}}, {{"C", 3}, {"D", 5}}});
 }
 
-}  // namespace
+}  // namespace move_views_test_local
 }  // namespace autofuse::fuse

@@ -5,25 +5,15 @@
 #include "fuse_test_util.h"
 
 namespace autofuse::fuse {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace partition_test_local {
 
 using fuse_test::count_kind;
+using fuse_test::expect_dependency_order;
 using fuse_test::names;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
-
-/// Each dependency of a region comes from a region listed before it.
-void expect_dependency_order(const FusedGraph& fused) {
-  std::set<ValueId> available(fused.graph->inputs().begin(), fused.graph->inputs().end());
-  for (const Region& region : fused.regions) {
-    for (ValueId in : region.inputs)
-      EXPECT_TRUE(available.count(in))
-          << region.name << " reads " << fused.graph->value(in).name << " too early";
-    available.insert(region.outputs.begin(), region.outputs.end());
-  }
-  for (ValueId out : fused.graph->outputs())
-    EXPECT_TRUE(available.count(out));
-}
 
 class Examples : public ::testing::TestWithParam<const char*> {};
 
@@ -326,11 +316,11 @@ TEST(Partition, LongChainBuiltInCode) {
   EXPECT_THAT(fused.refusals, IsEmpty());
 }
 
-}  // namespace
+}  // namespace partition_test_local
 }  // namespace autofuse::fuse
 
 namespace autofuse::fuse {
-namespace {
+namespace partition_test_local {
 
 TEST(Partition, SiblingsReadingOneInputShareAKernel) {
   // Horizontal fusion: no edge joins a and b, but both read x.
@@ -361,11 +351,11 @@ TEST(Partition, SiblingsOfDifferentShapesStayApart) {
   EXPECT_EQ(fused.num_kernels(), 2) << print_fused_graph(fused);
 }
 
-}  // namespace
+}  // namespace partition_test_local
 }  // namespace autofuse::fuse
 
 namespace autofuse::fuse {
-namespace {
+namespace partition_test_local {
 
 TEST(Partition, ASharedScalarConstantDoesNotMakeSiblings) {
   auto g = fuse_test::parse(R"(
@@ -379,11 +369,11 @@ TEST(Partition, ASharedScalarConstantDoesNotMakeSiblings) {
   EXPECT_EQ(fused.num_kernels(), 2) << print_fused_graph(fused);
 }
 
-}  // namespace
+}  // namespace partition_test_local
 }  // namespace autofuse::fuse
 
 namespace autofuse::fuse {
-namespace {
+namespace partition_test_local {
 
 // A broadcast-shaped value read by two ops that join again: the greedy pass
 // refuses to merge its kernel early (it would be stored per iteration of the
@@ -434,5 +424,5 @@ TEST(Partition, SharedOneElementValueJoinsItsReadersKernel) {
   EXPECT_EQ(fused.num_kernels(), 1) << print_fused_graph(fused);
 }
 
-}  // namespace
+}  // namespace partition_test_local
 }  // namespace autofuse::fuse

@@ -2,7 +2,9 @@
 #include "fuse_test_util.h"
 
 namespace autofuse::fuse {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace print_test_local {
 
 TEST(PrintFusedGraph, Golden) {
   auto g = fuse_test::parse(R"(
@@ -38,5 +40,5 @@ TEST(PrintFusedGraph, UnfusedLayerNorm) {
   EXPECT_THAT(text, ::testing::EndsWith("# kernels: 9\n"));
 }
 
-}  // namespace
+}  // namespace print_test_local
 }  // namespace autofuse::fuse

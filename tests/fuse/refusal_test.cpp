@@ -4,7 +4,9 @@
 #include "fuse_test_util.h"
 
 namespace autofuse::fuse {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace refusal_test_local {
 
 using fuse_test::count_kind;
 using ::testing::Contains;
@@ -206,11 +208,11 @@ TEST(Refusal, DisableAllIsTheUnfusedPath) {
   EXPECT_THAT(fused.refusals, IsEmpty());
 }
 
-}  // namespace
+}  // namespace refusal_test_local
 }  // namespace autofuse::fuse
 
 namespace autofuse::fuse {
-namespace {
+namespace refusal_test_local {
 
 // Found by the long fuzz run (seed 3330133234722658219): the min of the last
 // split piece (extent 1 along axis 1) and the rest (A - 1, possibly 0) in one
@@ -239,5 +241,5 @@ TEST(Refusal, ReductionConstantAlongAnAxisThatMayBeEmpty) {
   EXPECT_EQ(partition(proven, FusionConfig{}).num_kernels(), 1);
 }
 
-}  // namespace
+}  // namespace refusal_test_local
 }  // namespace autofuse::fuse

@@ -29,7 +29,9 @@
 #include "fuzz/fuzz_check.h"
 
 namespace autofuse::fuzz {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace fuzz_test_local {
 
 constexpr uint64_t kCiSeed = 0x5eed2024;
 constexpr int kCiGraphs = 48;
@@ -220,5 +222,5 @@ TEST(FuzzGenerator, BindingsStayWithinTheirCap) {
     EXPECT_TRUE(sizes.count(s)) << s << " never bound";
 }
 
-}  // namespace
+}  // namespace fuzz_test_local
 }  // namespace autofuse::fuzz

@@ -7,13 +7,13 @@
 #include "graph_test_util.h"
 
 namespace autofuse {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace builder_test_local {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using namespace graph_test;  // NOLINT
-
-const sym::Expr N = S("N"), D = S("D");
 
 TEST(GraphBuilderTest, LayerNorm) {
   GraphBuilder b("layernorm");
@@ -111,5 +111,5 @@ TEST(GraphBuilderTest, Errors) {
               HasSubstr("node 'x': is listed as a graph output twice"));
 }
 
-}  // namespace
+}  // namespace builder_test_local
 }  // namespace autofuse

@@ -12,7 +12,9 @@
 #include "autofuse/graph/text.h"
 
 namespace autofuse {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace dtype_test_local {
 
 using ::testing::HasSubstr;
 
@@ -143,5 +145,5 @@ TEST(MatMulTest, Float8IsUnsupported) {
   }
 }
 
-}  // namespace
+}  // namespace dtype_test_local
 }  // namespace autofuse

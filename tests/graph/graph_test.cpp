@@ -7,13 +7,13 @@
 #include "graph_test_util.h"
 
 namespace autofuse {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace graph_test_local {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using namespace graph_test;  // NOLINT
-
-const sym::Expr N = S("N"), D = S("D"), B = S("B"), K = S("K");
 
 SourceLocation at(const std::string& file, int line, int column) {
   SourceLocation where;
@@ -223,5 +223,5 @@ TEST(InferTypesTest, FreeFunctionNormalizesAttrs) {
   EXPECT_THROW(infer_types(OpKind::Add, {T(DType::f32, {N})}, none, env, ""), UserError);
 }
 
-}  // namespace
+}  // namespace graph_test_local
 }  // namespace autofuse

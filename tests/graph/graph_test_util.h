@@ -15,6 +15,8 @@ namespace autofuse::graph_test {
 inline sym::Expr S(const std::string& name) {
   return sym::Expr::symbol(name);
 }
+/// The symbols the graph tests' shapes use.
+inline const sym::Expr N = S("N"), M = S("M"), D = S("D"), B = S("B"), K = S("K");
 
 /// what() of the UserError `fn` throws; a test failure if it throws nothing.
 inline std::string user_error_of(const std::function<void()>& fn) {

@@ -6,15 +6,15 @@
 #include "graph_test_util.h"
 
 namespace autofuse {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace infer_elementwise_test_local {
 
 using ::testing::AnyOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using namespace graph_test;  // NOLINT
-
-const sym::Expr N = S("N"), M = S("M"), D = S("D");
 
 TEST(InferUnaryTest, DTypeAndShapeTable) {
   struct Case {
@@ -238,5 +238,5 @@ TEST(InferBroadcastToTest, Errors) {
               HasSubstr("target dim 0 is negative: -N"));
 }
 
-}  // namespace
+}  // namespace infer_elementwise_test_local
 }  // namespace autofuse

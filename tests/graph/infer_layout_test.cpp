@@ -5,15 +5,15 @@
 #include "graph_test_util.h"
 
 namespace autofuse {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace infer_layout_test_local {
 
 using ::testing::AnyOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using namespace graph_test;  // NOLINT
-
-const sym::Expr N = S("N"), M = S("M"), D = S("D");
 
 TEST(InferReduceTest, ShapesAndNormalizedAxes) {
   struct Case {
@@ -188,5 +188,5 @@ TEST(InferSplitTest, Errors) {
               HasSubstr("split: needs at least one size"));
 }
 
-}  // namespace
+}  // namespace infer_layout_test_local
 }  // namespace autofuse

@@ -8,15 +8,15 @@
 #include "graph_test_util.h"
 
 namespace autofuse {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace infer_misc_test_local {
 
 using ::testing::AnyOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using namespace graph_test;  // NOLINT
-
-const sym::Expr N = S("N"), M = S("M"), D = S("D"), B = S("B"), K = S("K");
 
 TEST(InferGatherTest, Shapes) {
   struct Case {
@@ -136,5 +136,5 @@ TEST(InferMatMulTest, Errors) {
               HasSubstr("cannot broadcast dim 0: 2 vs 4"));
 }
 
-}  // namespace
+}  // namespace infer_misc_test_local
 }  // namespace autofuse

@@ -9,13 +9,13 @@
 #include "graph_test_util.h"
 
 namespace autofuse {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace infer_slice_test_local {
 
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using namespace graph_test;  // NOLINT
-
-const sym::Expr N = S("N"), D = S("D");
 
 /// CPython's PySlice_AdjustIndices followed by counting the visited indices
 /// one by one: an oracle that shares no code with the inference.
@@ -110,5 +110,5 @@ TEST(InferSliceTest, Errors) {
               HasSubstr("axes, starts, ends and steps differ in length: 1, 2, 1, 1"));
 }
 
-}  // namespace
+}  // namespace infer_slice_test_local
 }  // namespace autofuse

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 namespace autofuse {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace ops_test_local {
 
 TEST(OpsTest, NamesRoundTripAndAreUnique) {
   std::set<std::string_view> names;
@@ -82,5 +84,5 @@ TEST(OpsTest, AttrKindOf) {
   EXPECT_EQ(attr_kind_of(IotaAttrs{}), AttrKind::Iota);
 }
 
-}  // namespace
+}  // namespace ops_test_local
 }  // namespace autofuse

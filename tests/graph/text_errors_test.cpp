@@ -10,7 +10,9 @@
 #include "graph/text_test_util.h"
 
 namespace autofuse {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace text_errors_test_local {
 
 struct ErrorCase {
   const char* label;
@@ -227,5 +229,5 @@ TEST(TextErrors, MutationFuzzOnlyEverThrowsUserError) {
   EXPECT_GT(rejected, 1000);
 }
 
-}  // namespace
+}  // namespace text_errors_test_local
 }  // namespace autofuse

@@ -15,7 +15,9 @@
 #include "graph/text_test_util.h"
 
 namespace autofuse {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace text_roundtrip_test_local {
 
 using testing::expect_round_trip;
 
@@ -330,5 +332,5 @@ TEST(TextRoundTrip, ParseGraphFileReportsTheFileName) {
   std::filesystem::remove(path);
 }
 
-}  // namespace
+}  // namespace text_roundtrip_test_local
 }  // namespace autofuse

@@ -16,7 +16,9 @@
 #include "scoped_env.h"
 
 namespace autofuse::jit {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace build_units_test_local {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
@@ -177,5 +179,5 @@ TEST(JitUnits, JobsFromTheOptionsTheEnvironmentOrTheHardware) {
   }
 }
 
-}  // namespace
+}  // namespace build_units_test_local
 }  // namespace autofuse::jit

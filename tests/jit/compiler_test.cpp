@@ -21,7 +21,9 @@
 #include "scoped_env.h"
 
 namespace autofuse::jit {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace compiler_test_local {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
@@ -344,5 +346,5 @@ TEST(Process, FindProgram) {
   EXPECT_THROW(run_process({"/nonexistent/x"}), UserError);
 }
 
-}  // namespace
+}  // namespace compiler_test_local
 }  // namespace autofuse::jit

@@ -30,7 +30,9 @@
 #include "support/float8.h"
 
 namespace autofuse {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace float8_test_local {
 
 struct Float8EncodeRow {
   uint32_t f32_bits;
@@ -275,5 +277,5 @@ TEST(Float8Test, DoubleRoundsOnceThroughRoundToOdd) {
   EXPECT_EQ(ref::store_f64<DType::f8e4m3fnuz>(-1e-30), 0x00);  // no -0
 }
 
-}  // namespace
+}  // namespace float8_test_local
 }  // namespace autofuse

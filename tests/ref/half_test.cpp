@@ -13,7 +13,9 @@
 #include "ref/convert.h"
 
 namespace autofuse {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace half_test_local {
 
 bool is_f16_nan(uint16_t h) {
   return (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0;
@@ -264,5 +266,5 @@ TEST(ConvertTest, FloatToIntSaturatesAndWraps) {
   EXPECT_EQ(float_to_int_wrapping<int64_t>(1e30), INT64_MAX);
 }
 
-}  // namespace
+}  // namespace half_test_local
 }  // namespace autofuse

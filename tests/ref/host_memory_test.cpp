@@ -15,7 +15,9 @@
 #include "autofuse/ref/tensor.h"
 
 namespace autofuse {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace host_memory_test_local {
 
 /// The VmFlags line of the /proc/self/smaps entry that holds `p`.
 std::string vm_flags_of(const void* p) {
@@ -91,5 +93,5 @@ TEST(HostMemory, HostTensorsOfAnySizeAreZeroFilledAndAligned) {
   EXPECT_FALSE(host_buffer_starts_zeroed(kHugeBufferBytes - 1));
 }
 
-}  // namespace
+}  // namespace host_memory_test_local
 }  // namespace autofuse

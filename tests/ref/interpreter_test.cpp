@@ -12,7 +12,9 @@
 #include "ref/op_cases.h"
 
 namespace autofuse {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace interpreter_test_local {
 
 using ::testing::HasSubstr;
 using testing::itensor;
@@ -324,5 +326,5 @@ TEST(InterpreterTest, LayerNormF64IsTight) {
   }
 }
 
-}  // namespace
+}  // namespace interpreter_test_local
 }  // namespace autofuse

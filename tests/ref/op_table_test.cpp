@@ -17,7 +17,9 @@ void PrintTo(const OpCase& c, std::ostream* os) {
   *os << c.label;
 }
 
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace op_table_test_local {
 
 class OpTableTest : public ::testing::TestWithParam<OpCase> {};
 
@@ -98,5 +100,5 @@ TEST(OpTableCoverageTest, CastCoversEveryDTypePair) {
   }
 }
 
-}  // namespace
+}  // namespace op_table_test_local
 }  // namespace autofuse::testing

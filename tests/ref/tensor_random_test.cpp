@@ -13,7 +13,9 @@
 #include "ref/op_cases.h"
 
 namespace autofuse {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace tensor_random_test_local {
 
 using testing::same_tensor;
 
@@ -203,5 +205,5 @@ TEST(RandomInputsTest, ConcreteShapeErrors) {
   EXPECT_THROW(concrete_shape({N - 5}, {{"N", 2}}), UserError);
 }
 
-}  // namespace
+}  // namespace tensor_random_test_local
 }  // namespace autofuse

@@ -22,7 +22,9 @@
 #include "temp_dir.h"
 
 namespace autofuse::runtime {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace bare_calls_test_local {
 
 // A matmul (library) between two kernels, a transpose after them.
 const char* kLibraryBetween = R"(graph lib(x: f32[N, K], w: f32[K, D]) {
@@ -173,5 +175,5 @@ TEST_F(BareCallsTest, BadInputsOrOutputsThrowLikeRun) {
   EXPECT_THROW(exe->bare_calls(inputs, wrong_outputs), UserError);
 }
 
-}  // namespace
+}  // namespace bare_calls_test_local
 }  // namespace autofuse::runtime

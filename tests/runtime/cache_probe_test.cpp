@@ -10,7 +10,9 @@
 #include "scoped_env.h"
 
 namespace autofuse::runtime {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace cache_probe_test_local {
 
 TEST(CacheProbe, ParsesByteSizes) {
   EXPECT_EQ(parse_byte_size("0"), 0);
@@ -71,5 +73,5 @@ TEST(CacheProbe, EffectiveL3IsTheReportedOneOrThePrivateCaches) {
   EXPECT_EQ(effective_l3_bytes(l3, l2, 1) == l3, e == l3);
 }
 
-}  // namespace
+}  // namespace cache_probe_test_local
 }  // namespace autofuse::runtime

@@ -15,7 +15,9 @@
 #include "autofuse/runtime/executable.h"
 
 namespace autofuse::runtime {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace column_fold_test_local {
 
 namespace fs = std::filesystem;
 
@@ -54,5 +56,5 @@ TEST(ColumnFold, BufferConstantAlongTheFoldedAxisIsReadPerRow) {
   fs::remove_all(pattern, ec);
 }
 
-}  // namespace
+}  // namespace column_fold_test_local
 }  // namespace autofuse::runtime

@@ -18,7 +18,9 @@
 #include "temp_dir.h"
 
 namespace autofuse::runtime {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace concat_gather_test_local {
 
 struct Case {
   const char* text;  // {t}: the dtype
@@ -81,5 +83,5 @@ TEST_P(ConcatGather, MatchesTheReference) {
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, ConcatGather, ::testing::Values("f32", "f16", "bf16"));
 
-}  // namespace
+}  // namespace concat_gather_test_local
 }  // namespace autofuse::runtime

@@ -16,7 +16,9 @@
 #include "temp_dir.h"
 
 namespace autofuse::runtime {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace empty_axis_test_local {
 
 struct Case {
   const char* text;
@@ -75,5 +77,5 @@ TEST(EmptyAxis, ReductionsOfValuesConstantAlongAMaybeEmptyAxis) {
   }
 }
 
-}  // namespace
+}  // namespace empty_axis_test_local
 }  // namespace autofuse::runtime

@@ -16,7 +16,9 @@
 #include "runtime/program.h"
 
 namespace autofuse::runtime {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace executable_program_test_local {
 
 namespace fs = std::filesystem;
 using sym::Expr;
@@ -300,5 +302,5 @@ TEST_F(ExecutableKernel, ManyShapesEvictOldEntries) {
   EXPECT_EQ(*tiling_calls, 40);
 }
 
-}  // namespace
+}  // namespace executable_program_test_local
 }  // namespace autofuse::runtime

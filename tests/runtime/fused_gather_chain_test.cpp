@@ -16,7 +16,9 @@
 #include "temp_dir.h"
 
 namespace autofuse::runtime {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace fused_gather_chain_test_local {
 
 // Two gathers, a transpose between: y[a, p, q] = x[a, i[p], j[q]]^2.
 const char* kTwo = R"(graph two(x: T[A, B, C], i: i64[P], j: i64[Q]) {
@@ -162,5 +164,5 @@ TEST_F(FusedGatherChain, BadIndexNamesItsGatherAndNothingIsLost) {
   }
 }
 
-}  // namespace
+}  // namespace fused_gather_chain_test_local
 }  // namespace autofuse::runtime

@@ -16,7 +16,9 @@
 #include "autofuse/runtime/executable.h"
 
 namespace autofuse::runtime {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace fused_gather_test_local {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
@@ -114,5 +116,5 @@ TEST_F(FusedGather, BadIndexIsAUserErrorAndNothingIsLost) {
       UserError);
 }
 
-}  // namespace
+}  // namespace fused_gather_test_local
 }  // namespace autofuse::runtime

@@ -20,7 +20,9 @@
 #include "runtime/program.h"
 
 namespace autofuse::runtime {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace gather_status_test_local {
 
 namespace fs = std::filesystem;
 using sym::Expr;
@@ -202,5 +204,5 @@ TEST_F(GatherStatus, SplitReductionReportsFromItsFirstLaunch) {
   }
 }
 
-}  // namespace
+}  // namespace gather_status_test_local
 }  // namespace autofuse::runtime

@@ -22,7 +22,9 @@
 #include "temp_dir.h"
 
 namespace autofuse::runtime {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace kernel_group_test_local {
 
 // Two kernels with a gather each (the column sum of one lookup, the row
 // sums of another), and a reshape view between a member's output and the
@@ -154,5 +156,5 @@ TEST_F(KernelGroup, AMemberWithAnEmptyKeptAxisIsNotTiled) {
   }
 }
 
-}  // namespace
+}  // namespace kernel_group_test_local
 }  // namespace autofuse::runtime

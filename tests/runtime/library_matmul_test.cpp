@@ -17,7 +17,9 @@
 #include "runtime/machine.h"
 
 namespace autofuse::runtime {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace library_matmul_test_local {
 
 using sym::Expr;
 
@@ -227,5 +229,5 @@ TEST(OneDnnMatmul, RepeatedShapeAllocatesLittle) {
   EXPECT_LE(allocations, 10 * 8);
 }
 
-}  // namespace
+}  // namespace library_matmul_test_local
 }  // namespace autofuse::runtime

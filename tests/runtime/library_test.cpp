@@ -18,7 +18,9 @@
 #include "runtime/machine.h"
 
 namespace autofuse::runtime {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace library_test_local {
 
 using sym::Expr;
 using ::testing::HasSubstr;
@@ -397,5 +399,5 @@ TEST(Scratch, GrowsAndStaysAligned) {
   EXPECT_GE(s.capacity(), huge);
 }
 
-}  // namespace
+}  // namespace library_test_local
 }  // namespace autofuse::runtime

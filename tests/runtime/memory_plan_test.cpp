@@ -7,7 +7,9 @@
 #include <gtest/gtest.h>
 
 namespace autofuse::runtime {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace memory_plan_test_local {
 
 bool overlap_in_time(const BufferRequest& a, const BufferRequest& b) {
   return !(a.last_step < b.first_step || b.last_step < a.first_step);
@@ -86,5 +88,5 @@ TEST(MemoryPlan, RandomPlansAreValidAndDeterministic) {
   }
 }
 
-}  // namespace
+}  // namespace memory_plan_test_local
 }  // namespace autofuse::runtime

@@ -16,7 +16,9 @@
 #include "temp_dir.h"
 
 namespace autofuse::runtime {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace parallel_compile_test_local {
 
 std::unique_ptr<Executable> build(const char* text, const char* flags, int jobs,
                                   const std::string& cache) {
@@ -69,5 +71,5 @@ TEST(ParallelCompile, UnitsPerLaunchAndTheSameResults) {
   }
 }
 
-}  // namespace
+}  // namespace parallel_compile_test_local
 }  // namespace autofuse::runtime

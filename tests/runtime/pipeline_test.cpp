@@ -27,7 +27,9 @@
 #include "temp_dir.h"
 
 namespace autofuse::runtime {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace pipeline_test_local {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
@@ -295,5 +297,5 @@ graph mlp(x: f32[N, K], w: f32[K, D], bias: f32[D]) {
   }
 }
 
-}  // namespace
+}  // namespace pipeline_test_local
 }  // namespace autofuse::runtime

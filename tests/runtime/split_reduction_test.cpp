@@ -16,7 +16,9 @@
 #include "runtime/alloc_counter.h"
 
 namespace autofuse::runtime {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace split_reduction_test_local {
 
 struct Case {
   std::string text;
@@ -128,5 +130,5 @@ TEST(SplitReduction, KnownShapesAllocateNothing) {
   EXPECT_TRUE(close(out[0], run_reference(*graph, inputs, binding)[0]));
 }
 
-}  // namespace
+}  // namespace split_reduction_test_local
 }  // namespace autofuse::runtime

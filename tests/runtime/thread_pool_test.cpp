@@ -14,7 +14,9 @@
 #include "runtime/machine.h"
 
 namespace autofuse::runtime {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace thread_pool_test_local {
 
 TEST(ThreadPool, EveryBlockRunsExactlyOnce) {
   ThreadPool pool(4);
@@ -250,5 +252,5 @@ TEST(Machine, DetectsSensibleValues) {
   EXPECT_NE(machine_to_string(m).find("stream_max=480/KiB"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace thread_pool_test_local
 }  // namespace autofuse::runtime

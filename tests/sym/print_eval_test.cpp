@@ -5,7 +5,9 @@
 #include "autofuse/sym/expr.h"
 
 namespace autofuse::sym {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace print_eval_test_local {
 
 TEST(Print, ReadableSums) {
   struct Case {
@@ -144,5 +146,5 @@ TEST(Evaluate, Errors) {
   EXPECT_EQ(evaluate(parse_expr("mod(-N - 1, M)"), {{"N", INT64_MAX}, {"M", -1}}), 0);
 }
 
-}  // namespace
+}  // namespace print_eval_test_local
 }  // namespace autofuse::sym

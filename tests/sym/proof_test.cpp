@@ -4,7 +4,9 @@
 #include "autofuse/sym/expr.h"
 
 namespace autofuse::sym {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace proof_test_local {
 
 constexpr int64_t kInf = INT64_MAX;
 constexpr int64_t kNegInf = INT64_MIN;
@@ -118,5 +120,5 @@ TEST(Proofs, DerivedComparisons) {
   EXPECT_FALSE(proven_le(Expr(INT64_MIN) * N, Expr(INT64_MAX) * N));
 }
 
-}  // namespace
+}  // namespace proof_test_local
 }  // namespace autofuse::sym

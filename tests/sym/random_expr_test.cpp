@@ -17,7 +17,9 @@
 #include "autofuse/sym/expr.h"
 
 namespace autofuse::sym {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace random_expr_test_local {
 
 enum class Op { Const, Sym, Add, Sub, Mul, Neg, FloorDiv, CeilDiv, Mod, Min, Max };
 
@@ -303,5 +305,5 @@ TEST(RandomExpr, ProofsAreSound) {
   EXPECT_GT(proven, 100);
 }
 
-}  // namespace
+}  // namespace random_expr_test_local
 }  // namespace autofuse::sym

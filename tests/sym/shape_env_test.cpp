@@ -7,7 +7,9 @@
 #include "autofuse/error.h"
 
 namespace autofuse::sym {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace shape_env_test_local {
 
 const Expr N = Expr::symbol("N");
 const Expr M = Expr::symbol("M");
@@ -176,5 +178,5 @@ TEST(ShapeEnv, CheckNamesTheViolatedGuard) {
             "shape binding gives symbol 'M' the value 0; sizes must be >= 1");
 }
 
-}  // namespace
+}  // namespace shape_env_test_local
 }  // namespace autofuse::sym

@@ -9,7 +9,9 @@
 #include "autofuse/sym/expr.h"
 
 namespace autofuse::sym {
-namespace {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace simplify_test_local {
 
 struct Case {
   const char* input;
@@ -214,5 +216,5 @@ TEST(Substitute, RecanonicalizesAndCollects) {
   EXPECT_EQ(symbols, (std::set<std::string>{"A", "B", "C"}));
 }
 
-}  // namespace
+}  // namespace simplify_test_local
 }  // namespace autofuse::sym

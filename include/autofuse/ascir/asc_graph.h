@@ -86,6 +86,12 @@ struct View {
   std::vector<sym::Expr> repeats;  ///< per axis: the axis size, or 1
   std::vector<sym::Expr> strides;  ///< per axis, elements (Load/Gather/Store only)
   sym::Expr offset;                ///< elements (Load/Gather/Store only)
+
+  /// Whether the value changes along loop axis `axis` (its repeat there is
+  /// not 1; an axis of size 1 never varies).
+  bool varies_along(int axis) const {
+    return repeats.at(static_cast<size_t>(axis)) != sym::Expr(1);
+  }
 };
 
 /// One gathered buffer dim of a Gather; its index is the node's input 1 + j.

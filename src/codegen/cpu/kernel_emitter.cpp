@@ -158,7 +158,7 @@ std::string KernelEmitter::emit() {
 }
 
 bool KernelEmitter::varies(const AscNode& n, int axis) const {
-  return n.view.repeats.at(static_cast<size_t>(axis)) != sym::Expr(1);
+  return n.view.varies_along(axis);
 }
 
 std::string KernelEmitter::value(int id) const {

@@ -167,8 +167,6 @@ void fill_from_int32_data(const onnx::TensorProto& proto, HostTensor& t,
   }
 }
 
-}  // namespace
-
 // The (ONNX type, dtype) pairs autofuse has; the others (STRING, COMPLEX*,
 // FLOAT4E2M1, ...) are unsupported.
 struct TypePair {
@@ -196,7 +194,10 @@ constexpr TypePair kTypePairs[] = {
     {kUint4, DType::u4},
     {kInt4, DType::i4},
 };
+
 static_assert(std::size(kTypePairs) == std::size(kAllDTypes), "every dtype has an ONNX type");
+
+}  // namespace
 
 std::optional<DType> dtype_from_onnx(int32_t onnx_type) {
   for (const TypePair& p : kTypePairs)

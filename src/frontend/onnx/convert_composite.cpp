@@ -23,34 +23,6 @@ Tensor scalar_like(NodeContext& ctx, double value, const Tensor& like) {
   return ctx.builder().scalar(value, like.dtype());
 }
 
-/// Input `i`, which must have a float dtype.
-Tensor float_input(NodeContext& ctx, int i) {
-  const DType dt = ctx.input_dtype(i);
-  if (!is_float(dt))
-    ctx.fail(fmt::format("input {} has dtype {}; this op needs a float tensor", i, dtype_name(dt)));
-  return ctx.input(i);
-}
-
-/// Input `i`, which must be numeric (float or integer).
-Tensor numeric_input(NodeContext& ctx, int i) {
-  const DType dt = ctx.input_dtype(i);
-  if (!is_numeric(dt))
-    ctx.fail(
-        fmt::format("input {} has dtype {}; this op needs a numeric tensor", i, dtype_name(dt)));
-  return ctx.input(i);
-}
-
-/// f16/bf16 values are computed in f32 where intermediate results (sums of
-/// exponentials, variances) would lose too much; the kernels elide such
-/// casts, so this costs nothing once fused.
-DType compute_dtype(DType dt) {
-  return dt == DType::f16 || dt == DType::bf16 ? DType::f32 : dt;
-}
-
-Tensor cast_if(GraphBuilder& b, Tensor x, DType to) {
-  return x.dtype() == to ? x : b.cast(x, to);
-}
-
 // ---- Normalizations and softmaxes ------------------------------------------
 
 // LayerNormalization-17: normalize over axes [axis, rank) in the stash type;
@@ -124,7 +96,7 @@ void convert_batch_norm(NodeContext& ctx) {
     }
   Tensor x = float_input(ctx, 0);
   if (x.rank() < 2) ctx.fail(fmt::format("X has rank {}; it needs at least (N, C)", x.rank()));
-  const DType dt = training ? compute_dtype(x.dtype()) : x.dtype();
+  const DType dt = training ? widened_dtype(x.dtype()) : x.dtype();
   // [C] -> [C, 1, ..., 1] so it broadcasts against (N, C, D1, ...).
   Shape param_shape = {x.shape()[1]};
   for (int i = 2; i < x.rank(); ++i)
@@ -158,7 +130,7 @@ void convert_batch_norm(NodeContext& ctx) {
     if (old.rank() != 1)
       ctx.fail(fmt::format("input {} has rank {}; BatchNormalization parameters have shape [C]",
                            input, old.rank()));
-    const DType rdt = compute_dtype(old.dtype());
+    const DType rdt = widened_dtype(old.dtype());
     Tensor now = cast_if(b, b.reshape(current, {x.shape()[1]}), rdt);
     Tensor r = b.add(b.mul(cast_if(b, old, rdt), b.scalar(momentum, rdt)),
                      b.mul(now, b.scalar(1 - momentum, rdt)));
@@ -394,7 +366,7 @@ void convert_norm_reduce(NodeContext& ctx, NormReduce kind) {
     }
     case NormReduce::L2: {
       // Integers: computed in f64 and truncated back, like the reference.
-      Tensor xf = cast_if(b, x, is_float(dt) ? compute_dtype(dt) : DType::f64);
+      Tensor xf = cast_if(b, x, is_float(dt) ? widened_dtype(dt) : DType::f64);
       Tensor sq = b.mul(xf, xf);
       y = cast_if(b, b.sqrt(noop ? sq : b.reduce_sum(sq, axes, keepdims)), dt);
       break;
@@ -406,7 +378,7 @@ void convert_norm_reduce(NodeContext& ctx, NormReduce kind) {
       if (noop) return ctx.forward_input(0, 0);  // log(exp(x)) == x
       // log(sum(exp(x - m))) + m with m the max where finite (else 0), so
       // large values do not overflow and all -inf rows give -inf, not NaN.
-      Tensor xf = cast_if(b, x, compute_dtype(dt));
+      Tensor xf = cast_if(b, x, widened_dtype(dt));
       Tensor m = b.reduce_max(xf, axes, /*keepdims=*/true);
       Tensor zero = b.scalar(0, xf.dtype());
       Tensor finite = b.unary(

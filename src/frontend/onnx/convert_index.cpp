@@ -17,10 +17,6 @@ namespace {
 /// Integers beyond this are not exact in a graph constant (a double).
 constexpr int64_t kMaxExactInt = int64_t{1} << 53;
 
-Tensor cast_if(GraphBuilder& b, Tensor x, DType to) {
-  return x.dtype() == to ? x : b.cast(x, to);
-}
-
 Tensor i64_scalar(GraphBuilder& b, int64_t v) {
   return b.scalar(static_cast<double>(std::clamp(v, -kMaxExactInt, kMaxExactInt)), DType::i64);
 }
@@ -45,14 +41,6 @@ Tensor arg_extreme(GraphBuilder& b, Tensor x, int64_t axis, bool max, bool last)
   Tensor idx = b.iota(DType::i64, x.shape(), axis);
   if (last) return b.reduce(OpKind::ReduceMax, b.where(hit, idx, i64_scalar(b, -1)), {axis}, true);
   return b.reduce(OpKind::ReduceMin, b.where(hit, idx, i64_scalar(b, kMaxExactInt)), {axis}, true);
-}
-
-Tensor numeric_input(NodeContext& ctx, int i) {
-  const DType dt = ctx.input_dtype(i);
-  if (!is_numeric(dt))
-    ctx.fail(
-        fmt::format("input {} has dtype {}; this op needs a numeric tensor", i, dtype_name(dt)));
-  return ctx.input(i);
 }
 
 template <bool kMax>

@@ -16,15 +16,6 @@ namespace autofuse::frontend::onnx_import {
 
 namespace {
 
-Tensor cast_if(GraphBuilder& b, Tensor x, DType to) {
-  return x.dtype() == to ? x : b.cast(x, to);
-}
-
-/// Floats narrower than f32 compute in f32: the loss sums many terms.
-DType compute_dtype(DType dt) {
-  return dt == DType::f64 ? DType::f64 : DType::f32;
-}
-
 /// The (N, C, d1, ...) input, which must be a float tensor of rank >= 2.
 Tensor class_input(NodeContext& ctx, int i) {
   Tensor x = ctx.input(i);
@@ -99,7 +90,7 @@ Tensor nll_loss(NodeContext& ctx, Tensor lp, int target_i, int weight_i) {
 void convert_nll_loss(NodeContext& ctx) {
   GraphBuilder& b = ctx.builder();
   Tensor x = class_input(ctx, 0);
-  Tensor loss = nll_loss(ctx, cast_if(b, x, compute_dtype(x.dtype())), 1, 2);
+  Tensor loss = nll_loss(ctx, cast_if(b, x, float_compute_dtype(x.dtype())), 1, 2);
   ctx.set_output(0, cast_if(b, loss, x.dtype()));
 }
 
@@ -108,7 +99,7 @@ void convert_nll_loss(NodeContext& ctx) {
 void convert_softmax_cross_entropy(NodeContext& ctx) {
   GraphBuilder& b = ctx.builder();
   Tensor x = class_input(ctx, 0);
-  Tensor xc = cast_if(b, x, compute_dtype(x.dtype()));
+  Tensor xc = cast_if(b, x, float_compute_dtype(x.dtype()));
   Tensor shifted = b.sub(xc, b.reduce_max(xc, {1}, /*keepdims=*/true));
   Tensor sum = b.reduce_sum(b.exp(shifted), {1}, /*keepdims=*/true);
   Tensor log_prob = b.sub(shifted, b.unary(OpKind::Log, sum));

@@ -24,18 +24,6 @@ namespace autofuse::frontend::onnx_import {
 
 namespace {
 
-/// Input `i`, which must have a float dtype.
-Tensor float_input(NodeContext& ctx, int i) {
-  const DType dt = ctx.input_dtype(i);
-  if (!is_float(dt))
-    ctx.fail(fmt::format("input {} has dtype {}; this op needs a float tensor", i, dtype_name(dt)));
-  return ctx.input(i);
-}
-
-Tensor cast_if(GraphBuilder& b, Tensor x, DType to) {
-  return x.dtype() == to ? x : b.cast(x, to);
-}
-
 /// Arithmetic in one float compute type, scalars written as numbers.
 struct FloatMath {
   GraphBuilder& b;
@@ -159,17 +147,11 @@ Tensor math_fn(const FloatMath& m, MathFn fn, Tensor x) {
   AF_CHECK(false, "unhandled math function");
 }
 
-/// Floats narrower than f32 (f16, bf16, f8) compute in f32; the kernels
-/// elide such casts.
-DType compute_dtype(DType dt) {
-  return dt == DType::f64 ? DType::f64 : DType::f32;
-}
-
 template <MathFn kFn>
 void convert_math_fn(NodeContext& ctx) {
   GraphBuilder& b = ctx.builder();
   Tensor x = float_input(ctx, 0);
-  const FloatMath m{b, compute_dtype(x.dtype())};
+  const FloatMath m{b, float_compute_dtype(x.dtype())};
   ctx.set_output(0, cast_if(b, math_fn(m, kFn, cast_if(b, x, m.dt)), x.dtype()));
 }
 
@@ -185,7 +167,7 @@ void convert_thresholded_relu(NodeContext& ctx) {
 void convert_celu(NodeContext& ctx) {
   GraphBuilder& b = ctx.builder();
   Tensor x = float_input(ctx, 0);
-  const FloatMath m{b, compute_dtype(x.dtype())};
+  const FloatMath m{b, float_compute_dtype(x.dtype())};
   const double alpha = ctx.attr_float("alpha", 1.0f);
   if (alpha == 0) ctx.fail("alpha must not be 0");
   Tensor xc = cast_if(b, x, m.dt);
@@ -201,7 +183,7 @@ void convert_shrink(NodeContext& ctx) {
   Tensor x = ctx.input(0);
   if (!is_numeric(x.dtype()))
     ctx.fail(fmt::format("X has dtype {}; Shrink needs a numeric tensor", dtype_name(x.dtype())));
-  const FloatMath m{b, is_float(x.dtype()) ? compute_dtype(x.dtype()) : DType::f64};
+  const FloatMath m{b, is_float(x.dtype()) ? float_compute_dtype(x.dtype()) : DType::f64};
   const double lambd = ctx.attr_float("lambd", 0.5f), bias = ctx.attr_float("bias", 0.0f);
   Tensor xc = cast_if(b, x, m.dt);
   Tensor above = m.select(m.gt(xc, lambd), m.sub(xc, m.c(bias)), m.c(0));
@@ -262,7 +244,7 @@ void convert_reduce_log_sum(NodeContext& ctx) {
   if (!is_float(dt))
     ctx.unsupported(
         fmt::format("ReduceLogSum of {} (only float inputs are supported)", dtype_name(dt)));
-  Tensor x = cast_if(b, ctx.input(0), compute_dtype(dt));
+  Tensor x = cast_if(b, ctx.input(0), float_compute_dtype(dt));
   std::vector<int64_t> axes = axes_input_or_attr(ctx, 1, "axes").value_or(std::vector<int64_t>{});
   const bool keepdims = ctx.attr_int("keepdims", 1) != 0;
   const bool noop = axes.empty() && ctx.opset() >= 18 && ctx.attr_int("noop_with_empty_axes", 0);
@@ -338,7 +320,7 @@ Tensor channel_param(NodeContext& ctx, int i, sym::Expr channels, const Shape& s
 void convert_instance_norm(NodeContext& ctx) {
   GraphBuilder& b = ctx.builder();
   Tensor x = nc_input(ctx, 3);
-  const FloatMath m{b, compute_dtype(x.dtype())};
+  const FloatMath m{b, float_compute_dtype(x.dtype())};
   Shape param_shape(static_cast<size_t>(x.rank() - 1), sym::Expr(1));
   param_shape[0] = x.shape()[1];
   Tensor y =
@@ -385,7 +367,7 @@ void convert_group_norm(NodeContext& ctx) {
 void convert_mvn(NodeContext& ctx) {
   GraphBuilder& b = ctx.builder();
   Tensor x = float_input(ctx, 0);
-  const FloatMath m{b, compute_dtype(x.dtype())};
+  const FloatMath m{b, float_compute_dtype(x.dtype())};
   std::vector<int64_t> axes = ctx.attr_ints("axes", std::vector<int64_t>{0, 2, 3});
   for (int64_t& a : axes)
     a = normalize_axis(ctx, a, x.rank(), "axis");
@@ -403,7 +385,7 @@ void convert_lrn(NodeContext& ctx) {
   Tensor x = nc_input(ctx, 3);
   const int64_t size = ctx.attr_int("size");
   if (size < 1) ctx.fail(fmt::format("size {} must be >= 1", size));
-  const FloatMath m{b, compute_dtype(x.dtype())};
+  const FloatMath m{b, float_compute_dtype(x.dtype())};
   Tensor xc = cast_if(b, x, m.dt);
   const int64_t lo = (size - 1) / 2, hi = size - 1 - lo;
   std::vector<Tensor> parts;

@@ -55,6 +55,33 @@ DType dtype_of_onnx(const NodeContext& ctx, int64_t onnx_type, std::string_view 
   return *dtype;
 }
 
+Tensor float_input(NodeContext& ctx, int i) {
+  const DType dt = ctx.input_dtype(i);
+  if (!is_float(dt))
+    ctx.fail(fmt::format("input {} has dtype {}; this op needs a float tensor", i, dtype_name(dt)));
+  return ctx.input(i);
+}
+
+Tensor numeric_input(NodeContext& ctx, int i) {
+  const DType dt = ctx.input_dtype(i);
+  if (!is_numeric(dt))
+    ctx.fail(
+        fmt::format("input {} has dtype {}; this op needs a numeric tensor", i, dtype_name(dt)));
+  return ctx.input(i);
+}
+
+Tensor cast_if(GraphBuilder& b, Tensor x, DType to) {
+  return x.dtype() == to ? x : b.cast(x, to);
+}
+
+DType float_compute_dtype(DType dt) {
+  return dt == DType::f64 ? DType::f64 : DType::f32;
+}
+
+DType widened_dtype(DType dt) {
+  return dt == DType::f16 || dt == DType::bf16 ? DType::f32 : dt;
+}
+
 std::optional<KnownOperands> known_operands(NodeContext& ctx) {
   KnownOperands out;
   for (int i = 0; i < ctx.num_inputs(); ++i) {

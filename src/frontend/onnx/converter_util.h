@@ -29,6 +29,21 @@ int64_t normalize_axis(const NodeContext& ctx, int64_t axis, int64_t rank, std::
 /// ctx.unsupported) for ones autofuse lacks (STRING, COMPLEX*, ...).
 DType dtype_of_onnx(const NodeContext& ctx, int64_t onnx_type, std::string_view what);
 
+/// Input `i`, which must have a float dtype; fails naming it otherwise.
+Tensor float_input(NodeContext& ctx, int i);
+/// Input `i`, which must be numeric (float or integer); fails otherwise.
+Tensor numeric_input(NodeContext& ctx, int i);
+/// `x` cast to `to` (x itself when it has that dtype).
+Tensor cast_if(GraphBuilder& b, Tensor x, DType to);
+/// The type a float computation runs in where the result is not simply
+/// rounded (losses and math functions summing or iterating): f64 stays f64,
+/// every other type (f16, bf16, f8, f32) computes in f32. The kernels elide
+/// such casts, so this costs nothing once fused.
+DType float_compute_dtype(DType dt);
+/// f16/bf16 widened to f32 where intermediate results (sums of
+/// exponentials, variances) would lose too much; other types unchanged.
+DType widened_dtype(DType dt);
+
 /// Known rank-0/1 operands of an elementwise node, NumPy-broadcast: the
 /// common length, and whether the result is a scalar.
 struct KnownOperands {
