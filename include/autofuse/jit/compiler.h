@@ -17,8 +17,12 @@ struct CompilerOptions {
   /// Compiler command; empty: $CXX, else the first of g++, c++, clang++ on PATH.
   std::string cxx;
   /// Optimization and target flags (PIC/shared are always added).
-  std::vector<std::string> flags = {"-O3", "-march=native", "-fno-math-errno", "-fopenmp-simd",
-                                    "-fno-plt"};
+  /// -fno-trapping-math changes no result (kernels never read the floating-
+  /// point exception flags) but lets g++ invert a compare instead of
+  /// negating its mask (NaN-exact max/min/relu): chain30 and swiglu 0.86-0.93x
+  /// the time (docs/benchmarks.md, session 26). -O3 over -O2: softmax 1.3-1.5x.
+  std::vector<std::string> flags = {"-O3",           "-march=native", "-fno-math-errno",
+                                    "-fopenmp-simd", "-fno-plt",      "-fno-trapping-math"};
   /// Link flags and libraries, placed after the source file on the command
   /// line (e.g. "-lmvec" when the module calls libmvec's vector math).
   std::vector<std::string> link_flags = {"-lm"};
