@@ -1,5 +1,9 @@
 #include "autofuse/graph/dtype.h"
 
+#include <cstdint>
+
+#include "autofuse/error.h"
+
 namespace autofuse {
 
 namespace {
@@ -41,6 +45,36 @@ bool is_signed_integer(DType t) {
 }
 bool is_unsigned_integer(DType t) {
   return info(t).is_uint;
+}
+
+std::pair<int64_t, int64_t> integer_limits(DType t) {
+  switch (t) {
+    case DType::i4:
+      return {-8, 7};
+    case DType::u4:
+      return {0, 15};
+    case DType::i8:
+      return {INT8_MIN, INT8_MAX};
+    case DType::u8:
+      return {0, UINT8_MAX};
+    case DType::i16:
+      return {INT16_MIN, INT16_MAX};
+    case DType::u16:
+      return {0, UINT16_MAX};
+    case DType::i32:
+      return {INT32_MIN, INT32_MAX};
+    case DType::u32:
+      return {0, UINT32_MAX};
+    case DType::i64:
+    case DType::u64:
+      return {t == DType::i64 ? INT64_MIN : 0, INT64_MAX};
+    case DType::boolean:
+      return {0, 1};
+    default:
+      break;
+  }
+  AF_CHECK(false, "{} is not an integer dtype", dtype_name(t));
+  return {0, 0};
 }
 
 }  // namespace autofuse

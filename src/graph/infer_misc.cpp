@@ -28,34 +28,8 @@ struct IntRange {
 };
 IntRange int_range(DType t) {
   constexpr double kExact = 9007199254740992.0;  // 2^53
-  switch (t) {
-    case DType::i4:
-      return {-8, 7};
-    case DType::u4:
-      return {0, 15};
-    case DType::i8:
-      return {-128, 127};
-    case DType::u8:
-      return {0, 255};
-    case DType::i16:
-      return {-32768, 32767};
-    case DType::u16:
-      return {0, 65535};
-    case DType::i32:
-      return {-2147483648.0, 2147483647.0};
-    case DType::u32:
-      return {0, 4294967295.0};
-    case DType::i64:
-      return {-kExact, kExact};
-    case DType::u64:
-      return {0, kExact};
-    case DType::boolean:
-      return {0, 1};
-    default:
-      break;
-  }
-  AF_CHECK(false, "{} is not an integer dtype", dtype_name(t));
-  return {0, 0};
+  const auto [lo, hi] = integer_limits(t);
+  return {std::max(static_cast<double>(lo), -kExact), std::min(static_cast<double>(hi), kExact)};
 }
 
 }  // namespace

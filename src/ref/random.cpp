@@ -63,22 +63,6 @@ void fill_random(HostTensor& t, SplitMix64& rng, int64_t lo, int64_t hi) {
   }
 }
 
-/// The value range of an integer dtype, clipped to int64 ({0, 1} for the
-/// others).
-std::pair<int64_t, int64_t> int_range(DType dtype) {
-  return ref::visit_dtype(dtype, [](auto tag) -> std::pair<int64_t, int64_t> {
-    using T = ref::DTypeTraits<decltype(tag)::value>;
-    if constexpr (ref::kIsInt<decltype(tag)::value>) {
-      constexpr uint64_t kInt64Max = std::numeric_limits<int64_t>::max();
-      return {
-          static_cast<int64_t>(T::kMin),
-          static_cast<int64_t>(static_cast<uint64_t>(T::kMax) > kInt64Max ? kInt64Max : T::kMax)};
-    } else {
-      return {0, 1};
-    }
-  });
-}
-
 /// For each graph input, the smallest axis size over the gathers that read
 /// it as indices (nullopt when none does).
 std::vector<std::optional<int64_t>> gather_limits(const Graph& graph, const sym::Binding& binding) {
@@ -133,7 +117,7 @@ std::vector<HostTensor> random_inputs(const Graph& graph, const sym::Binding& bi
     SplitMix64 stream{rng.next() ^ (0xd1b54a32d192ed03ull * (i + 1))};
     int64_t lo = -8, hi = 8;
     if (is_integer(type.dtype)) {  // clipped to the dtype ([0, 8] unsigned, [-8, 7] i4)
-      const auto [type_lo, type_hi] = int_range(type.dtype);
+      const auto [type_lo, type_hi] = integer_limits(type.dtype);
       lo = std::max(lo, type_lo);
       hi = std::min(hi, type_hi);
     }
@@ -142,7 +126,7 @@ std::vector<HostTensor> random_inputs(const Graph& graph, const sym::Binding& bi
       // the dtype. With size 0 no index is valid; zeros let the reference
       // report the error.
       const int64_t size = *limits[i];
-      const auto [type_lo, type_hi] = int_range(type.dtype);
+      const auto [type_lo, type_hi] = integer_limits(type.dtype);
       lo = size == 0 ? 0 : std::max(-size, type_lo);
       hi = size == 0 ? 0 : std::min(size - 1, type_hi);
     }

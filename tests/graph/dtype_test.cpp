@@ -134,6 +134,19 @@ TEST(ConstantRangeTest, NarrowIntegers) {
   EXPECT_THROW(constant(DType::u64, -1), UserError);
 }
 
+TEST(DTypeTest, IntegerLimits) {
+  EXPECT_EQ(integer_limits(DType::i4), (std::pair<int64_t, int64_t>{-8, 7}));
+  EXPECT_EQ(integer_limits(DType::u4), (std::pair<int64_t, int64_t>{0, 15}));
+  EXPECT_EQ(integer_limits(DType::i8), (std::pair<int64_t, int64_t>{-128, 127}));
+  EXPECT_EQ(integer_limits(DType::u16), (std::pair<int64_t, int64_t>{0, 65535}));
+  EXPECT_EQ(integer_limits(DType::i32), (std::pair<int64_t, int64_t>{INT32_MIN, INT32_MAX}));
+  EXPECT_EQ(integer_limits(DType::u32), (std::pair<int64_t, int64_t>{0, UINT32_MAX}));
+  EXPECT_EQ(integer_limits(DType::i64), (std::pair<int64_t, int64_t>{INT64_MIN, INT64_MAX}));
+  EXPECT_EQ(integer_limits(DType::u64), (std::pair<int64_t, int64_t>{0, INT64_MAX}));
+  EXPECT_EQ(integer_limits(DType::boolean), (std::pair<int64_t, int64_t>{0, 1}));
+  EXPECT_THROW(integer_limits(DType::f32), InternalError);
+}
+
 TEST(MatMulTest, Float8IsUnsupported) {
   GraphBuilder b("g");
   Tensor x = b.input("x", DType::f8e4m3fn, {sym::Expr(2), sym::Expr(2)});

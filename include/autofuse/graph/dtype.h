@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <utility>
 
 namespace autofuse {
 
@@ -60,6 +61,9 @@ constexpr bool is_float8(DType t) {
 constexpr bool is_int4(DType t) {
   return t == DType::i4 || t == DType::u4;
 }
+/// The smallest and largest value of an integer dtype (u64's largest
+/// clipped to INT64_MAX); {0, 1} for bool; internal error for the others.
+std::pair<int64_t, int64_t> integer_limits(DType t);
 /// Float or integer (what arithmetic accepts).
 inline bool is_numeric(DType t) {
   return is_float(t) || is_integer(t);

@@ -249,20 +249,6 @@ void convert_prelu(NodeContext& ctx) {
   ctx.set_output(0, y);
 }
 
-/// The smallest and largest value of an integer dtype.
-std::pair<int64_t, int64_t> int_limits(DType dt) {
-  switch (dt) {
-    case DType::i8:
-      return {INT8_MIN, INT8_MAX};
-    case DType::u8:
-      return {0, UINT8_MAX};
-    case DType::i32:
-      return {INT32_MIN, INT32_MAX};
-    default:
-      return {INT64_MIN, INT64_MAX};
-  }
-}
-
 // Clip: max(x, min) then min(., max), so min > max gives max (as specified).
 // Constant bounds become splat scalars, which fuse into the kernel; an
 // integer bound at the dtype's limit clips nothing and is dropped (graph
@@ -280,8 +266,10 @@ void convert_clip(NodeContext& ctx) {
         ctx.fail(fmt::format("input {} has {} elements; Clip bounds are scalars", i, c->numel()));
       if (is_float(x.dtype())) return b.scalar(c->get_f64(0), x.dtype());
       const int64_t v = c->get_i64(0);
-      const auto [lo, hi] = int_limits(x.dtype());
-      if ((i == 1 && v == lo) || (i == 2 && v == hi)) return std::nullopt;
+      // (u64's limit is clipped to INT64_MAX: its bounds are always kept.)
+      const auto [lo, hi] = integer_limits(x.dtype());
+      if (x.dtype() != DType::u64 && ((i == 1 && v == lo) || (i == 2 && v == hi)))
+        return std::nullopt;
       if (v >= -(int64_t{1} << 53) && v <= (int64_t{1} << 53))
         return b.scalar(static_cast<double>(v), x.dtype());
     }

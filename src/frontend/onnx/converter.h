@@ -98,5 +98,6 @@ void register_library_ops(ConverterTable& table);      // convert_library.cpp (M
 void register_index_ops(ConverterTable& table);        // convert_index.cpp (ArgMax, Trilu, ...)
 void register_loss_ops(ConverterTable& table);         // convert_loss.cpp (NLL, SoftmaxCE)
 void register_math_ops(ConverterTable& table);         // convert_math.cpp (trig, ThresholdedRelu)
+void register_quantize_ops(ConverterTable& table);     // convert_quantize.cpp (Q/DQ)
 
 }  // namespace autofuse::frontend::onnx_import

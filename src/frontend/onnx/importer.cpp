@@ -43,6 +43,7 @@ ConverterTable build_converter_table() {
   add(register_index_ops, "convert_index.cpp");
   add(register_loss_ops, "convert_loss.cpp");
   add(register_math_ops, "convert_math.cpp");
+  add(register_quantize_ops, "convert_quantize.cpp");
   return table;
 }
 
