@@ -76,8 +76,9 @@ DType check_dtype_rule(const InferContext& ctx, const std::vector<DType>& operan
     case DTypeRule::FloatToBool:
       if (!is_float(t)) ctx.fail("needs a float input, got {}", dtype_name(t));
       return DType::boolean;
-    case DTypeRule::BoolSame:
-      if (!is_bool(t)) ctx.fail("needs a bool input, got {}", dtype_name(t));
+    case DTypeRule::BoolOrIntSame:
+      if (!is_bool(t) && !is_integer(t))
+        ctx.fail("needs a bool or integer input, got {}", dtype_name(t));
       return t;
     case DTypeRule::AnyToBool:
       return DType::boolean;

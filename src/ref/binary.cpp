@@ -1,7 +1,7 @@
 // Binary elementwise ops and where, with NumPy broadcasting. Floats compute
 // in the dtype's compute type; integers in int64 (u64: uint64) with
-// wraparound, division truncating and x/0 == x mod 0 == 0; mod is floor-mod
-// for ints and floats; max/min of floats propagate NaN.
+// wraparound (and/or/xor bitwise: the store keeps the dtype's low bits), division truncating and
+// x/0 == x mod 0 == 0; mod is floor-mod for ints and floats; max/min of floats propagate NaN.
 #include <cmath>
 #include <limits>
 
@@ -57,6 +57,12 @@ auto apply_binary(C a, C b) {
       return a != b;
     else
       static_assert(kDependentFalse<C>, "not a bool binary op");
+  } else if constexpr (K == And) {  // integers: bitwise
+    return C(a & b);
+  } else if constexpr (K == Or) {
+    return C(a | b);
+  } else if constexpr (K == Xor) {
+    return C(a ^ b);
   } else if constexpr (std::is_unsigned_v<C>) {  // u64: uint64 arithmetic wraps by itself
     if constexpr (K == Add)
       return C(a + b);

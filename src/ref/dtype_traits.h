@@ -197,8 +197,8 @@ constexpr bool accepts_dtype() {
       return kIsFloat<D>;
     case DTypeRule::NumericSame:
       return kIsFloat<D> || kIsInt<D>;
-    case DTypeRule::BoolSame:
-      return kIsBool<D>;
+    case DTypeRule::BoolOrIntSame:
+      return kIsBool<D> || kIsInt<D>;
     case DTypeRule::AnyToBool:
       return true;
     case DTypeRule::Special:

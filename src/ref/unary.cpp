@@ -16,6 +16,8 @@ auto apply_unary(C x) {
   if constexpr (std::is_same_v<C, bool>) {
     static_assert(K == Not);
     return !x;
+  } else if constexpr (K == Not) {  // integers: bitwise (the store keeps the low bits)
+    return C(~x);
   } else if constexpr (std::is_unsigned_v<C>) {  // u64
     if constexpr (K == Neg)
       return C(C{0} - x);

@@ -113,8 +113,8 @@ bool accepts(OpKind op, DType dt) {
       return is_float(dt);
     case DTypeRule::NumericSame:
       return is_numeric(dt);
-    case DTypeRule::BoolSame:
-      return dt == DType::boolean;
+    case DTypeRule::BoolOrIntSame:
+      return dt == DType::boolean || is_integer(dt);
     case DTypeRule::AnyToBool:
       return true;
     default:

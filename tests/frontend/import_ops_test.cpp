@@ -112,6 +112,34 @@ TEST(ImportOps, ComparisonLogicAndWhere) {
               ElementsAre(1, 2, 3));
 }
 
+TEST(ImportOps, BitwiseOpsOnIntegersLogicalOpsOnBoolOnly) {
+  // 0x0F0F = 3855 with 0x00FF = 255 (broadcast over the rows).
+  const HostTensor a = host(DType::i16, {2, 2}, {3855, -1, INT16_MIN, 0});
+  const HostTensor b = host(DType::i16, {2}, {255, 21845});
+  EXPECT_THAT(values_of(run_op("BitwiseAnd", {a, b}, {}, 18)), ElementsAre(15, 21845, 0, 0));
+  EXPECT_THAT(values_of(run_op("BitwiseOr", {a, b}, {}, 18)),
+              ElementsAre(4095, -1, INT16_MIN + 255, 21845));
+  EXPECT_THAT(values_of(run_op("BitwiseXor", {a, b}, {}, 18)),
+              ElementsAre(4080, -21846, INT16_MIN + 255, 21845));
+  EXPECT_THAT(values_of(run_op("BitwiseNot", {host(DType::u8, {3}, {0, 255, 170})}, {}, 18)),
+              ElementsAre(255, 0, 85));
+  const auto expect_error = [](const std::string& op, const std::vector<HostTensor>& in,
+                               const std::string& text) {
+    try {
+      run_op(op, in, {}, 18);
+      ADD_FAILURE() << op << ": expected a UserError";
+    } catch (const UserError& e) {
+      EXPECT_THAT(e.what(), HasSubstr(text)) << op;
+      EXPECT_THAT(e.what(), HasSubstr(op)) << op;
+    }
+  };
+  expect_error("And", {a, a}, "input 0 has dtype i16; it must be bool");
+  expect_error("Not", {a}, "input 0 has dtype i16; it must be bool");
+  expect_error("BitwiseOr", {host(DType::f32, {1}, {1}), host(DType::f32, {1}, {1})},
+               "input 0 has dtype f32; bitwise ops take integer tensors");
+  expect_error("BitwiseAnd", {a, host(DType::u16, {2}, {1, 2})}, "operand dtypes differ");
+}
+
 TEST(ImportOps, IsNanIsInfWithDetectAttributes) {
   const double inf = std::numeric_limits<double>::infinity();
   const HostTensor x = host(DType::f32, {4}, {-inf, 1, inf, std::nan("")});

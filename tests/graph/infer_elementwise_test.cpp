@@ -44,7 +44,7 @@ TEST(InferUnaryTest, DTypeErrors) {
   EXPECT_THAT(infer_error(OpKind::Neg, {T(DType::boolean, {N})}),
               HasSubstr("neg: needs a numeric input, got bool"));
   EXPECT_THAT(infer_error(OpKind::Not, {T(DType::f32, {N})}),
-              HasSubstr("not: needs a bool input, got f32"));
+              HasSubstr("not: needs a bool or integer input, got f32"));
   EXPECT_THAT(infer_error(OpKind::IsNan, {T(DType::i64, {N})}),
               HasSubstr("isnan: needs a float input, got i64"));
 }
@@ -63,6 +63,7 @@ TEST(InferBinaryTest, DTypeAndShapeTable) {
       {OpKind::Pow, T(DType::f32, {2, 1, 3}), T(DType::f32, {4, 1}), "f32[2, 4, 3]"},
       {OpKind::Mod, T(DType::i64, {N, 1}), T(DType::i64, {N, D}), "i64[N, D]"},
       {OpKind::And, T(DType::boolean, {N}), T(DType::boolean, {N}), "bool[N]"},
+      {OpKind::Or, T(DType::u16, {N, 1}), T(DType::u16, {D}), "u16[N, D]"},
       {OpKind::Lt, T(DType::f32, {N, D}), T(DType::f32, {1}), "bool[N, D]"},
       {OpKind::Eq, T(DType::boolean, {N}), T(DType::boolean, {}), "bool[N]"},
       {OpKind::Ge, T(DType::u8, {2 * N}), T(DType::u8, {N + N}), "bool[2*N]"},
@@ -79,8 +80,10 @@ TEST(InferBinaryTest, DTypeErrors) {
               HasSubstr("node 'y' (add): add: operand dtypes differ: f32 vs f16"));
   EXPECT_THAT(infer_error(OpKind::Lt, {T(DType::i32, {N}), T(DType::i64, {N})}),
               HasSubstr("lt: operand dtypes differ: i32 vs i64"));
-  EXPECT_THAT(infer_error(OpKind::Or, {T(DType::i32, {N}), T(DType::i32, {N})}),
-              HasSubstr("or: needs a bool input, got i32"));
+  EXPECT_THAT(infer_error(OpKind::Or, {T(DType::f16, {N}), T(DType::f16, {N})}),
+              HasSubstr("or: needs a bool or integer input, got f16"));
+  EXPECT_THAT(infer_error(OpKind::Xor, {T(DType::u8, {N}), T(DType::i8, {N})}),
+              HasSubstr("xor: operand dtypes differ: u8 vs i8"));
   EXPECT_THAT(infer_error(OpKind::Max, {T(DType::boolean, {N}), T(DType::boolean, {N})}),
               HasSubstr("max: needs a numeric input, got bool"));
 }

@@ -30,7 +30,7 @@ std::string graph_text_for(OpKind op) {
   };
   auto elementwise_dtype = [&]() -> std::string {
     switch (info.dtype_rule) {
-      case DTypeRule::BoolSame:
+      case DTypeRule::BoolOrIntSame:
         return "bool";
       default:
         return "f32";

@@ -126,7 +126,7 @@ IntLimits int_limits(DType dtype) {
 std::vector<OpCase> all_cases() {
   std::vector<OpCase> all;
   for (auto* part : {&unary_cases, &binary_cases, &other_elementwise_cases, &reduce_cases,
-                     &layout_cases, &int_width_cases, &float8_cases})
+                     &layout_cases, &int_width_cases, &float8_cases, &bitwise_cases})
     for (OpCase& c : (*part)())
       all.push_back(std::move(c));
   return all;

@@ -54,6 +54,7 @@ std::vector<OpCase> reduce_cases();
 std::vector<OpCase> layout_cases();     // movement, creation, matmul
 std::vector<OpCase> int_width_cases();  // i4, u4, i16, u16, u32, u64
 std::vector<OpCase> float8_cases();
+std::vector<OpCase> bitwise_cases();  // not/and/or/xor on integers
 std::vector<OpCase> all_cases();
 
 inline constexpr DType kFloatTypes[] = {DType::f32, DType::f16, DType::bf16, DType::f64};

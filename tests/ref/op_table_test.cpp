@@ -61,8 +61,8 @@ TEST(OpTableCoverageTest, EveryElementwiseOpHasEveryDTypeItAccepts) {
         case DTypeRule::NumericSame:
           accepts = is_numeric(dt);
           break;
-        case DTypeRule::BoolSame:
-          accepts = is_bool(dt);
+        case DTypeRule::BoolOrIntSame:
+          accepts = is_bool(dt) || is_integer(dt);
           break;
         case DTypeRule::AnyToBool:
           accepts = true;

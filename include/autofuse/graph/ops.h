@@ -6,6 +6,8 @@
 // Semantics worth knowing (the reference interpreter implements exactly these):
 //  * Binary, compare, logical ops and where broadcast NumPy-style. Operand
 //    dtypes must match (no implicit promotion; insert a cast).
+//  * not/and/or/xor are logical on bool and bitwise on integers (two's
+//    complement in the dtype's width, i4/u4 in 4 bits).
 //  * Integer div truncates toward zero; integer x/0 == 0 and x mod 0 == 0.
 //    mod is floor-mod (the sign of the divisor) for ints and floats.
 //  * round is round-half-to-even (ONNX/NumPy); sign(0) == 0; relu(NaN) = NaN.
@@ -64,12 +66,12 @@ enum class OpClass : uint8_t {
 
 /// Which input/output dtypes an elementwise op accepts and produces.
 enum class DTypeRule : uint8_t {
-  FloatSame,    // float in, same out
-  NumericSame,  // float or int in, same out
-  FloatToBool,  // float in, bool out (isnan, isinf)
-  BoolSame,     // bool in, bool out (not, and, or, xor)
-  AnyToBool,    // compare: any matching dtypes in, bool out
-  Special,      // decided by the op's inference code
+  FloatSame,      // float in, same out
+  NumericSame,    // float or int in, same out
+  FloatToBool,    // float in, bool out (isnan, isinf)
+  BoolOrIntSame,  // bool or integer in, same out (not/and/or/xor: logical, bitwise)
+  AnyToBool,      // compare: any matching dtypes in, bool out
+  Special,        // decided by the op's inference code
 };
 
 /// Which attribute struct an op carries.
@@ -105,7 +107,7 @@ enum class AttrKind : uint8_t {
   X(Ceil, "ceil", Unary, FloatSame, None)                     \
   X(Round, "round", Unary, FloatSame, None)                   \
   X(Sign, "sign", Unary, NumericSame, None)                   \
-  X(Not, "not", Unary, BoolSame, None)                        \
+  X(Not, "not", Unary, BoolOrIntSame, None)                   \
   X(IsNan, "isnan", Unary, FloatToBool, None)                 \
   X(IsInf, "isinf", Unary, FloatToBool, None)                 \
   X(Add, "add", Binary, NumericSame, None)                    \
@@ -116,9 +118,9 @@ enum class AttrKind : uint8_t {
   X(Max, "max", Binary, NumericSame, None)                    \
   X(Min, "min", Binary, NumericSame, None)                    \
   X(Mod, "mod", Binary, NumericSame, None)                    \
-  X(And, "and", Binary, BoolSame, None)                       \
-  X(Or, "or", Binary, BoolSame, None)                         \
-  X(Xor, "xor", Binary, BoolSame, None)                       \
+  X(And, "and", Binary, BoolOrIntSame, None)                  \
+  X(Or, "or", Binary, BoolOrIntSame, None)                    \
+  X(Xor, "xor", Binary, BoolOrIntSame, None)                  \
   X(Eq, "eq", Binary, AnyToBool, None)                        \
   X(Ne, "ne", Binary, AnyToBool, None)                        \
   X(Lt, "lt", Binary, AnyToBool, None)                        \

@@ -266,8 +266,9 @@ std::string compute_expr(OpKind op, DType operand_dtype, const std::vector<std::
     }
   } else if (is_int4(operand_dtype)) {
     // Computed in 8 bits, then wrapped to 4 like the reference's store
-    // (compares, max and min never leave the range; the rest may).
-    if (op == Max || op == Min || op == Relu || op == Sign)
+    // (compares, max, min and the bitwise ops but not never leave the
+    // range; the rest may).
+    if (op == Max || op == Min || op == Relu || op == Sign || op == And || op == Or || op == Xor)
       return compute_expr(op, operand_dtype == DType::i4 ? DType::i8 : DType::u8, args);
     return wrap_int4(operand_dtype,
                      compute_expr(op, operand_dtype == DType::i4 ? DType::i8 : DType::u8, args));
@@ -293,6 +294,14 @@ std::string compute_expr(OpKind op, DType operand_dtype, const std::vector<std::
         return call("af_imod");
       case Pow:
         return call("af_ipow");
+      case Not:  // bitwise on integers; the cast drops int promotion's high bits
+        return fmt::format("(({})~{})", c_compute_type(operand_dtype), a);
+      case And:
+        return fmt::format("(({})({} & {}))", c_compute_type(operand_dtype), a, b);
+      case Or:
+        return fmt::format("(({})({} | {}))", c_compute_type(operand_dtype), a, b);
+      case Xor:
+        return fmt::format("(({})({} ^ {}))", c_compute_type(operand_dtype), a, b);
       case Max:
         return fmt::format("({0} > {1} ? {0} : {1})", a, b);
       case Min:

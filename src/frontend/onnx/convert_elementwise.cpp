@@ -114,30 +114,9 @@ std::optional<sym::Expr> fold_element(OpKind op, const std::vector<sym::Expr>& v
 
 /// Whether a constant fits the integer dtype (folds must not hide wrapping).
 bool fits(DType dtype, int64_t v) {
-  switch (dtype) {
-    case DType::i4:
-      return v >= -8 && v <= 7;
-    case DType::u4:
-      return v >= 0 && v <= 15;
-    case DType::i8:
-      return v >= -128 && v <= 127;
-    case DType::u8:
-      return v >= 0 && v <= 255;
-    case DType::i16:
-      return v >= -32768 && v <= 32767;
-    case DType::u16:
-      return v >= 0 && v <= 65535;
-    case DType::i32:
-      return v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max();
-    case DType::u32:
-      return v >= 0 && v <= std::numeric_limits<uint32_t>::max();
-    case DType::u64:
-      return v >= 0;
-    case DType::boolean:
-      return v == 0 || v == 1;
-    default:
-      return true;
-  }
+  if (!is_integer(dtype) && !is_bool(dtype)) return true;
+  const auto [lo, hi] = integer_limits(dtype);
+  return v >= lo && v <= hi;
 }
 
 /// Folds the node when every operand is known; true if it did.
@@ -168,6 +147,39 @@ template <OpKind K>
 void convert_unary(NodeContext& ctx) {
   if (try_fold(ctx, K, ctx.input_dtype(0))) return;
   ctx.set_output(0, ctx.builder().unary(K, ctx.input(0), output_name(ctx, 0)));
+}
+
+/// And, Or, Xor, Not: ONNX defines them on bool only (the graph ops are also
+/// bitwise on integers: the Bitwise* ops).
+template <OpKind K>
+void convert_logical(NodeContext& ctx) {
+  for (int i = 0; i < ctx.num_inputs(); ++i)
+    if (ctx.input_dtype(i) != DType::boolean)
+      ctx.fail(
+          fmt::format("input {} has dtype {}; it must be bool", i, dtype_name(ctx.input_dtype(i))));
+  GraphBuilder& b = ctx.builder();
+  if constexpr (K == OpKind::Not) {
+    if (try_fold(ctx, K, DType::boolean)) return;
+    ctx.set_output(0, b.unary(K, ctx.input(0), output_name(ctx, 0)));
+  } else {
+    if (try_fold(ctx, K, DType::boolean)) return;
+    ctx.set_output(0, b.binary(K, ctx.input(0), ctx.input(1), output_name(ctx, 0)));
+  }
+}
+
+/// BitwiseAnd, BitwiseOr, BitwiseXor, BitwiseNot (opset 18): integer
+/// tensors of one dtype, two's complement in its width.
+template <OpKind K>
+void convert_bitwise(NodeContext& ctx) {
+  for (int i = 0; i < ctx.num_inputs(); ++i)
+    if (!is_integer(ctx.input_dtype(i)))
+      ctx.fail(fmt::format("input {} has dtype {}; bitwise ops take integer tensors", i,
+                           dtype_name(ctx.input_dtype(i))));
+  GraphBuilder& b = ctx.builder();
+  if constexpr (K == OpKind::Not)
+    ctx.set_output(0, b.unary(K, ctx.input(0), output_name(ctx, 0)));
+  else
+    ctx.set_output(0, b.binary(K, ctx.input(0), ctx.input(1), output_name(ctx, 0)));
 }
 
 template <OpKind K>
@@ -310,7 +322,7 @@ void register_elementwise_ops(ConverterTable& table) {
   table["Ceil"] = convert_unary<OpKind::Ceil>;
   table["Round"] = convert_unary<OpKind::Round>;
   table["Sign"] = convert_unary<OpKind::Sign>;
-  table["Not"] = convert_unary<OpKind::Not>;
+  table["Not"] = convert_logical<OpKind::Not>;
   table["IsNaN"] = convert_unary<OpKind::IsNan>;
   table["IsInf"] = convert_isinf;
 
@@ -320,9 +332,13 @@ void register_elementwise_ops(ConverterTable& table) {
   table["Div"] = convert_binary<OpKind::Div>;
   table["Pow"] = convert_pow;
   table["Mod"] = convert_mod;
-  table["And"] = convert_binary<OpKind::And>;
-  table["Or"] = convert_binary<OpKind::Or>;
-  table["Xor"] = convert_binary<OpKind::Xor>;
+  table["And"] = convert_logical<OpKind::And>;
+  table["Or"] = convert_logical<OpKind::Or>;
+  table["Xor"] = convert_logical<OpKind::Xor>;
+  table["BitwiseAnd"] = convert_bitwise<OpKind::And>;
+  table["BitwiseOr"] = convert_bitwise<OpKind::Or>;
+  table["BitwiseXor"] = convert_bitwise<OpKind::Xor>;
+  table["BitwiseNot"] = convert_bitwise<OpKind::Not>;
   table["Equal"] = convert_binary<OpKind::Eq>;
   table["Less"] = convert_binary<OpKind::Lt>;
   table["LessOrEqual"] = convert_binary<OpKind::Le>;
