@@ -127,7 +127,10 @@ int run(const RunOptions& options) {
       nlohmann::json out = output_json(name, outputs[i]);
       std::string verdict;
       if (options.check) {
-        Comparison c = compare(outputs[i], expected[i], tolerance_for(outputs[i].dtype()));
+        const Tolerance tolerance = tolerance_for_output(*graph, graph->outputs().at(i));
+        Comparison c = compare(outputs[i], expected[i], tolerance);
+        out["atol"] = tolerance.atol;
+        out["rtol"] = tolerance.rtol;
         out["max_abs_err"] = c.max_abs_err;
         out["max_rel_err"] = c.max_rel_err;
         out["ok"] = c.ok();

@@ -1,6 +1,8 @@
 #include "tools/compare.h"
 
 #include <cmath>
+#include <unordered_set>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -29,6 +31,25 @@ Tolerance tolerance_for(DType dtype) {
   }
 }
 
+Tolerance tolerance_for_output(const Graph& graph, ValueId value) {
+  const DType dtype = graph.value(value).type.dtype;
+  if (!is_integer(dtype)) return tolerance_for(dtype);
+  std::vector<ValueId> todo = {value};
+  std::unordered_set<ValueId> seen = {value};
+  while (!todo.empty()) {
+    const Value& v = graph.value(todo.back());
+    todo.pop_back();
+    if (v.producer == kNoNode) continue;
+    const Node& node = graph.node(v.producer);
+    if (node.op == OpKind::Cast && is_float(graph.value(node.inputs.at(0)).type.dtype) &&
+        is_integer(v.type.dtype))
+      return {1, 0};
+    for (ValueId in : node.inputs)
+      if (seen.insert(in).second) todo.push_back(in);
+  }
+  return tolerance_for(dtype);
+}
+
 Comparison compare(const HostTensor& got, const HostTensor& want, Tolerance tolerance) {
   if (got.dtype() != want.dtype() || got.shape() != want.shape())
     throw UserError(
@@ -42,7 +63,7 @@ Comparison compare(const HostTensor& got, const HostTensor& want, Tolerance tole
       double err = std::abs(static_cast<double>(g) - static_cast<double>(w));
       c.max_abs_err = std::max(c.max_abs_err, err);
       if (w != 0) c.max_rel_err = std::max(c.max_rel_err, err / std::abs(static_cast<double>(w)));
-      mismatch = g != w;
+      mismatch = tolerance.atol == 0 ? g != w : err > tolerance.atol;
     } else {
       double g = got.get_f64(i), w = want.get_f64(i);
       if (std::isnan(w) || std::isnan(g)) {

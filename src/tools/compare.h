@@ -3,11 +3,13 @@
 
 #include <string>
 
+#include "autofuse/graph/graph.h"
 #include "autofuse/ref/tensor.h"
 
 namespace autofuse::tools {
 
-/// Per-dtype tolerance: |got - want| <= atol + rtol * |want| elementwise.
+/// Per-dtype tolerance: |got - want| <= atol + rtol * |want| elementwise
+/// (integers: |got - want| <= atol).
 struct Tolerance {
   double atol = 0;
   double rtol = 0;
@@ -36,6 +38,15 @@ struct Tolerance {
 ///    inputs are in [-1, 1)).
 ///  * integers (i4 to u64) and bool: exact.
 Tolerance tolerance_for(DType dtype);
+
+/// The tolerance for graph output `value`: tolerance_for(its dtype), except
+/// that an integer output computed from floats (a cast from a float type to
+/// an integer type upstream, as QuantizeLinear's) may differ by one: the
+/// kernels' float values differ from the reference's in their last bits
+/// (matmul and sum order, vector math), which now and then moves a value
+/// across a rounding boundary (a u8 DQ -> MatMul -> Q model: one element in
+/// ~1200 one step apart).
+Tolerance tolerance_for_output(const Graph& graph, ValueId value);
 
 struct Comparison {
   double max_abs_err = 0;
