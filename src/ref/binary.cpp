@@ -1,7 +1,8 @@
 // Binary elementwise ops and where, with NumPy broadcasting. Floats compute
 // in the dtype's compute type; integers in int64 (u64: uint64) with
-// wraparound (and/or/xor bitwise: the store keeps the dtype's low bits), division truncating and
-// x/0 == x mod 0 == 0; mod is floor-mod for ints and floats; max/min of floats propagate NaN.
+// wraparound (and/or/xor bitwise: the store keeps the dtype's low bits),
+// division truncating and x/0 == x mod 0 == 0; mod is floor-mod for ints and
+// floats; max/min of floats propagate NaN.
 #include <cmath>
 #include <limits>
 

@@ -266,8 +266,8 @@ std::string compute_expr(OpKind op, DType operand_dtype, const std::vector<std::
     }
   } else if (is_int4(operand_dtype)) {
     // Computed in 8 bits, then wrapped to 4 like the reference's store
-    // (compares, max, min and the bitwise ops but not never leave the
-    // range; the rest may).
+    // (compares, max, min, and, or and xor never leave the range; not and
+    // the rest may).
     if (op == Max || op == Min || op == Relu || op == Sign || op == And || op == Or || op == Xor)
       return compute_expr(op, operand_dtype == DType::i4 ? DType::i8 : DType::u8, args);
     return wrap_int4(operand_dtype,

@@ -149,45 +149,43 @@ void convert_unary(NodeContext& ctx) {
   ctx.set_output(0, ctx.builder().unary(K, ctx.input(0), output_name(ctx, 0)));
 }
 
-/// And, Or, Xor, Not: ONNX defines them on bool only (the graph ops are also
-/// bitwise on integers: the Bitwise* ops).
-template <OpKind K>
-void convert_logical(NodeContext& ctx) {
-  for (int i = 0; i < ctx.num_inputs(); ++i)
-    if (ctx.input_dtype(i) != DType::boolean)
-      ctx.fail(
-          fmt::format("input {} has dtype {}; it must be bool", i, dtype_name(ctx.input_dtype(i))));
-  GraphBuilder& b = ctx.builder();
-  if constexpr (K == OpKind::Not) {
-    if (try_fold(ctx, K, DType::boolean)) return;
-    ctx.set_output(0, b.unary(K, ctx.input(0), output_name(ctx, 0)));
-  } else {
-    if (try_fold(ctx, K, DType::boolean)) return;
-    ctx.set_output(0, b.binary(K, ctx.input(0), ctx.input(1), output_name(ctx, 0)));
-  }
-}
-
-/// BitwiseAnd, BitwiseOr, BitwiseXor, BitwiseNot (opset 18): integer
-/// tensors of one dtype, two's complement in its width.
-template <OpKind K>
-void convert_bitwise(NodeContext& ctx) {
-  for (int i = 0; i < ctx.num_inputs(); ++i)
-    if (!is_integer(ctx.input_dtype(i)))
-      ctx.fail(fmt::format("input {} has dtype {}; bitwise ops take integer tensors", i,
-                           dtype_name(ctx.input_dtype(i))));
-  GraphBuilder& b = ctx.builder();
-  if constexpr (K == OpKind::Not)
-    ctx.set_output(0, b.unary(K, ctx.input(0), output_name(ctx, 0)));
-  else
-    ctx.set_output(0, b.binary(K, ctx.input(0), ctx.input(1), output_name(ctx, 0)));
-}
-
 template <OpKind K>
 void convert_binary(NodeContext& ctx) {
   const bool compare =
       K == OpKind::Eq || K == OpKind::Lt || K == OpKind::Le || K == OpKind::Gt || K == OpKind::Ge;
   if (try_fold(ctx, K, compare ? DType::boolean : ctx.input_dtype(0))) return;
   ctx.set_output(0, ctx.builder().binary(K, ctx.input(0), ctx.input(1), output_name(ctx, 0)));
+}
+
+/// Fails unless every input's dtype satisfies `ok`; `must` says what it must be.
+void require_input_dtypes(NodeContext& ctx, bool (*ok)(DType), std::string_view must) {
+  for (int i = 0; i < ctx.num_inputs(); ++i)
+    if (!ok(ctx.input_dtype(i)))
+      ctx.fail(fmt::format("input {} has dtype {}; {}", i, dtype_name(ctx.input_dtype(i)), must));
+}
+
+/// And, Or, Xor, Not: ONNX defines them on bool only (the graph ops are also
+/// bitwise on integers: the Bitwise* ops).
+template <OpKind K>
+void convert_logical(NodeContext& ctx) {
+  require_input_dtypes(ctx, is_bool, "it must be bool");
+  if constexpr (K == OpKind::Not)
+    convert_unary<K>(ctx);
+  else
+    convert_binary<K>(ctx);
+}
+
+/// BitwiseAnd, BitwiseOr, BitwiseXor, BitwiseNot (opset 18): integer
+/// tensors of one dtype, two's complement in its width. Not folded: the
+/// folds of not/and/or/xor are the logical ones.
+template <OpKind K>
+void convert_bitwise(NodeContext& ctx) {
+  require_input_dtypes(ctx, is_integer, "bitwise ops take integer tensors");
+  GraphBuilder& b = ctx.builder();
+  if constexpr (K == OpKind::Not)
+    ctx.set_output(0, b.unary(K, ctx.input(0), output_name(ctx, 0)));
+  else
+    ctx.set_output(0, b.binary(K, ctx.input(0), ctx.input(1), output_name(ctx, 0)));
 }
 
 /// Max, Min, Sum, Mean: any number of inputs (>= 1), folded left to right.

@@ -98,13 +98,13 @@ Tensor quant_param(NodeContext& ctx, int i, const Tensor& x, std::string_view wh
   return b.slice(r, SliceAttrs{{axis}, {0}, {-*unused}, {1}});
 }
 
-/// x / scale rounded to nearest even, plus the zero point, saturated to
-/// [lo, hi]: NaN goes to lo (as the reference's and ONNX Runtime's integer
+/// q = x / scale rounded to nearest even, plus the zero point (both in
+/// q's type), saturated to [lo, hi]: NaN goes to lo (as the reference's and ONNX Runtime's integer
 /// conversion of NaN does), +-inf saturate.
 Tensor round_and_saturate(GraphBuilder& b, Tensor q, std::optional<Tensor> zero_point, DType qdt) {
   const DType cdt = q.dtype();
   q = b.unary(OpKind::Round, q);
-  if (zero_point) q = b.add(q, cast_if(b, *zero_point, cdt));
+  if (zero_point) q = b.add(q, *zero_point);
   const auto [lo, hi] = integer_limits(qdt);
   Tensor low = b.scalar(static_cast<double>(lo), cdt);
   q = b.where(b.binary(OpKind::Ge, q, low), q, low);
