@@ -417,8 +417,9 @@ FusionDecision AxisMapper::run(LoopAxes& out) {
     const Node& node = graph_.node(id);
     switch (op_info(node.op).op_class) {
       case OpClass::MatMul:
+      case OpClass::Conv:
         return FusionDecision::refuse(
-            fmt::format("matmul '{}' is a library op", name(node.outputs.at(0))));
+            fmt::format("{} '{}' is a library op", op_name(node.op), name(node.outputs.at(0))));
       case OpClass::Unary:
       case OpClass::Binary:
       case OpClass::Where:

@@ -60,7 +60,9 @@ std::optional<Shape> reshaped_operand(const Rebuild& rb, const std::vector<Resha
 bool reaches_buffers(const Rebuild& rb, ValueId v, int depth) {
   const Node* p = rb.producer(v);
   if (p == nullptr) return true;
-  if (is_movement_op(p->op) || p->op == OpKind::Constant || p->op == OpKind::MatMul) return true;
+  if (is_movement_op(p->op) || p->op == OpKind::Constant || p->op == OpKind::MatMul ||
+      p->op == OpKind::Conv)
+    return true;
   if (!is_elementwise(p->op) || depth == 0) return false;
   for (ValueId in : p->inputs)
     if (!reaches_buffers(rb, in, depth - 1)) return false;

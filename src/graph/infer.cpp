@@ -31,6 +31,8 @@ std::string_view attr_kind_name(AttrKind kind) {
       return "constant attributes";
     case AttrKind::Iota:
       return "iota attributes";
+    case AttrKind::Conv:
+      return "conv attributes";
   }
   return "unknown attributes";
 }
@@ -142,6 +144,8 @@ std::vector<TensorType> dispatch(const InferContext& ctx, const std::vector<Tens
       return infer_iota(ctx, std::get<IotaAttrs>(attrs));
     case OpClass::MatMul:
       return infer_matmul(ctx, in);
+    case OpClass::Conv:
+      return infer_conv(ctx, in, std::get<ConvAttrs>(attrs));
   }
   AF_CHECK(false, "unhandled op class for {}", ctx.op_name());
   return {};

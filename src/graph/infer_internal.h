@@ -79,6 +79,8 @@ std::vector<TensorType> infer_gather(const InferContext& ctx, const std::vector<
                                      AxisAttrs& attrs);
 std::vector<TensorType> infer_constant(const InferContext& ctx, const ConstantAttrs& attrs);
 std::vector<TensorType> infer_iota(const InferContext& ctx, IotaAttrs& attrs);
+std::vector<TensorType> infer_conv(const InferContext& ctx, const std::vector<TensorType>& in,
+                                   ConvAttrs& attrs);
 std::vector<TensorType> infer_matmul(const InferContext& ctx, const std::vector<TensorType>& in);
 
 /// Name of an attribute kind for messages ("no attributes", "slice attributes").

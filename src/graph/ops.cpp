@@ -32,6 +32,8 @@ constexpr Arity arity_of(OpClass op_class) {
       return {2, 2};
     case OpClass::Where:
       return {3, 3};
+    case OpClass::Conv:
+      return {2, 3};
     case OpClass::Concat:
       return {1, -1};
     case OpClass::Constant:
@@ -75,6 +77,7 @@ static_assert(attrs_index<AxisAttrs>() == static_cast<size_t>(AttrKind::Axis));
 static_assert(attrs_index<SplitAttrs>() == static_cast<size_t>(AttrKind::Split));
 static_assert(attrs_index<ConstantAttrs>() == static_cast<size_t>(AttrKind::Constant));
 static_assert(attrs_index<IotaAttrs>() == static_cast<size_t>(AttrKind::Iota));
+static_assert(attrs_index<ConvAttrs>() == static_cast<size_t>(AttrKind::Conv));
 
 }  // namespace
 

@@ -166,6 +166,8 @@ std::vector<AttrSpec> attr_specs(AttrKind kind) {
       return {{"dtype", true}, {"shape", false}, {"value", true}};
     case AttrKind::Iota:
       return {{"dtype", false}, {"shape", true}, {"axis", true}};
+    case AttrKind::Conv:
+      return {{"strides", false}, {"dilations", false}, {"pads", false}, {"group", false}};
   }
   AF_CHECK(false, "unhandled attribute kind {}", static_cast<int>(kind));
   return {};
@@ -262,6 +264,15 @@ Attrs convert_attrs(OpKind op, const std::vector<NamedAttr>& attrs, const std::s
       if (const Literal* dtype = get("dtype")) out.dtype = c.to_dtype(*dtype, "dtype");
       out.shape = c.to_dim_list(*get("shape"), "shape");
       out.axis = c.to_int(*get("axis"), "axis", "an integer");
+      return out;
+    }
+    case AttrKind::Conv: {
+      ConvAttrs out;
+      if (const Literal* strides = get("strides")) out.strides = c.to_int_list(*strides, "strides");
+      if (const Literal* dilations = get("dilations"))
+        out.dilations = c.to_int_list(*dilations, "dilations");
+      if (const Literal* pads = get("pads")) out.pads = c.to_int_list(*pads, "pads");
+      if (const Literal* group = get("group")) out.group = c.to_int(*group, "group", "an integer");
       return out;
     }
   }

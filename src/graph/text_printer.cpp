@@ -89,6 +89,10 @@ std::vector<std::string> format_attrs(const Attrs& attrs) {
       return {fmt::format("dtype={}", dtype_name(a.dtype)), "shape=" + format_dims(a.shape),
               fmt::format("axis={}", a.axis)};
     }
+    std::vector<std::string> operator()(const ConvAttrs& a) const {
+      return {"strides=" + format_ints(a.strides), "dilations=" + format_ints(a.dilations),
+              "pads=" + format_ints(a.pads), fmt::format("group={}", a.group)};
+    }
   };
   return std::visit(Visitor{}, attrs);
 }

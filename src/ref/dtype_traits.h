@@ -7,10 +7,12 @@
 #include <limits>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "autofuse/error.h"
 #include "autofuse/graph/dtype.h"
 #include "autofuse/graph/ops.h"
+#include "autofuse/ref/tensor.h"
 #include "autofuse/support/half.h"
 #include "ref/convert.h"
 #include "support/float8.h"
@@ -230,6 +232,17 @@ StorageOf<D> store_f64(double v) {
     return DTypeTraits<D>::store(f64_to_f32_round_odd(v));
   else
     static_assert(kDependentFalse<StorageOf<D>>, "store_f64 is for float dtypes");
+}
+
+/// The elements of a tensor of dtype D as doubles (matmul and conv
+/// accumulate in double).
+template <DType D>
+std::vector<double> values_f64(const HostTensor& t) {
+  std::vector<double> v(static_cast<size_t>(t.numel()));
+  const auto* p = t.data_as<StorageOf<D>>();
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = static_cast<double>(DTypeTraits<D>::load(p[i]));
+  return v;
 }
 
 /// An integer (int64 or uint64 value `v`) converted to any dtype: floats

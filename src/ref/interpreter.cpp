@@ -146,6 +146,10 @@ std::vector<HostTensor> run_node(const Graph& graph, const Node& node,
     case OpClass::MatMul:
       ref::matmul(*in[0], *in[1], out);
       break;
+    case OpClass::Conv:
+      ref::conv(*in[0], *in[1], in.size() == 3 ? in[2] : nullptr, std::get<ConvAttrs>(node.attrs),
+                out);
+      break;
   }
   return outs;
 }

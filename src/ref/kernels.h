@@ -27,6 +27,9 @@ void cast(const HostTensor& x, HostTensor& out, bool saturate = true);
 void reduce(OpKind op, const HostTensor& x, const std::vector<int64_t>& axes, HostTensor& out);
 /// NumPy matmul, rank >= 2, batch dims broadcast.
 void matmul(const HostTensor& a, const HostTensor& b, HostTensor& out);
+/// ONNX Conv with normalized attributes; `bias` may be null.
+void conv(const HostTensor& x, const HostTensor& w, const HostTensor* bias, const ConvAttrs& attrs,
+          HostTensor& out);
 
 void broadcast_to(const HostTensor& x, HostTensor& out);
 void transpose(const HostTensor& x, const std::vector<int64_t>& perm, HostTensor& out);

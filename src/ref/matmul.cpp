@@ -9,15 +9,6 @@ namespace autofuse::ref {
 namespace {
 
 template <DType D>
-std::vector<double> to_f64(const HostTensor& t) {
-  std::vector<double> v(static_cast<size_t>(t.numel()));
-  const auto* p = t.data_as<StorageOf<D>>();
-  for (size_t i = 0; i < v.size(); ++i)
-    v[i] = static_cast<double>(DTypeTraits<D>::load(p[i]));
-  return v;
-}
-
-template <DType D>
 void matmul_typed(const HostTensor& a, const HostTensor& b, HostTensor& out) {
   const int ra = a.rank(), rb = b.rank(), ro = out.rank();
   const int64_t m = a.shape()[ra - 2], k = a.shape()[ra - 1], n = b.shape()[rb - 1];
@@ -38,8 +29,8 @@ void matmul_typed(const HostTensor& a, const HostTensor& b, HostTensor& out) {
       pairs.push_back({off[0] + i * st[0], off[1] + i * st[1]});
   });
 
-  const std::vector<double> av = to_f64<D>(a);
-  const std::vector<double> bv = to_f64<D>(b);
+  const std::vector<double> av = values_f64<D>(a);
+  const std::vector<double> bv = values_f64<D>(b);
   auto* o = out.data_as<StorageOf<D>>();
   std::vector<double> row(static_cast<size_t>(n));
   for (size_t p = 0; p < pairs.size(); ++p) {

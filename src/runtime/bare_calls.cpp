@@ -8,7 +8,7 @@ BareCallList::BareCallList(std::shared_ptr<const Graph> graph, int64_t arena_byt
                            int64_t min_block_bytes)
     : graph_(std::move(graph)),
       arena_bytes_(static_cast<size_t>(arena_bytes)),
-      context_{pool_, scratch_, min_block_bytes, &matmul_cache_} {
+      context_{pool_, scratch_, min_block_bytes, &dnnl_cache_} {
   AF_CHECK(graph_ != nullptr && arena_bytes >= 0, "bare calls without a graph or arena");
 }
 

@@ -81,7 +81,7 @@ class BareCallList final : public BareCalls {
   // their own matmul primitives and scratch.
   ThreadPool pool_{1};
   Scratch scratch_;
-  MatmulCache matmul_cache_;
+  DnnlCache dnnl_cache_;
   LibraryContext context_;
 };
 

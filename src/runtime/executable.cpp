@@ -100,7 +100,7 @@ class ExecutableImpl final : public Executable {
   af_machine machine_;
   Scratch arena_;
   Scratch library_scratch_;
-  MatmulCache matmul_cache_;  // oneDNN primitives per matmul shape
+  DnnlCache dnnl_cache_;  // oneDNN primitives per matmul / conv problem
 
   std::vector<int> group_of_;  // per value; -1: not stored at run time
   std::vector<Group> groups_;
@@ -230,7 +230,7 @@ void ExecutableImpl::plan_storage() {
               shape.push_back(*d.as_const());
             HostTensor c(t.dtype, shape);
             TensorView out{c.data(), c.dtype(), c.shape()};
-            LibraryContext ctx{*pool_, library_scratch_, machine_.min_block_bytes, &matmul_cache_};
+            LibraryContext ctx{*pool_, library_scratch_, machine_.min_block_bytes, &dnnl_cache_};
             run_library_node(g, node, {}, std::span<const TensorView>(&out, 1), ctx);
             use_value(node.outputs[0]);
             Group& grp = groups_[static_cast<size_t>(group_of(node.outputs[0]))];
@@ -485,7 +485,7 @@ void ExecutableImpl::execute(const ShapeEntry& e, std::span<const HostTensor> in
         break;
     }
   }
-  LibraryContext ctx{*pool_, library_scratch_, machine_.min_block_bytes, &matmul_cache_};
+  LibraryContext ctx{*pool_, library_scratch_, machine_.min_block_bytes, &dnnl_cache_};
   for (size_t s = 0; s < steps_.size(); ++s) {
     const Step& step = steps_[s];
     if (step.kind == StepKind::Kernel) {

@@ -10,6 +10,7 @@ namespace autofuse::runtime {
 bool has_library_impl(OpKind op) {
   switch (op) {
     case OpKind::MatMul:
+    case OpKind::Conv:
     case OpKind::Transpose:
     case OpKind::Slice:
     case OpKind::Concat:
@@ -32,6 +33,10 @@ void run_library_node(const Graph& graph, const Node& node, std::span<const Tens
     switch (node.op) {
       case OpKind::MatMul:
         library_matmul(inputs[0], inputs[1], outputs[0], ctx);
+        return;
+      case OpKind::Conv:
+        library_conv(inputs[0], inputs[1], inputs.size() == 3 ? &inputs[2] : nullptr,
+                     std::get<ConvAttrs>(node.attrs), outputs[0], ctx);
         return;
       case OpKind::Transpose:
         library_transpose(inputs[0], std::get<TransposeAttrs>(node.attrs).perm, outputs[0], ctx);

@@ -47,17 +47,17 @@ class Scratch {
   size_t capacity_ = 0;
 };
 
-/// oneDNN state for library_matmul: the CPU engine, a stream and one
-/// primitive per problem (dims, broadcast pattern, dtype) seen so far, so a
-/// shape that ran before creates nothing. One per Executable; not
-/// thread-safe (an Executable runs one call at a time). Defined in
-/// library_matmul.cpp.
-class MatmulCache {
+/// oneDNN state for library_matmul and library_conv: the CPU engine, a
+/// stream and one primitive per problem (dims, broadcast pattern or conv
+/// geometry, dtype) seen so far, so a shape that ran before creates nothing.
+/// One per Executable; not thread-safe (an Executable runs one call at a
+/// time). Defined in dnnl_support.h/.cpp.
+class DnnlCache {
  public:
-  MatmulCache();
-  ~MatmulCache();
-  MatmulCache(const MatmulCache&) = delete;
-  MatmulCache& operator=(const MatmulCache&) = delete;
+  DnnlCache();
+  ~DnnlCache();
+  DnnlCache(const DnnlCache&) = delete;
+  DnnlCache& operator=(const DnnlCache&) = delete;
   /// Primitives created so far (for tests).
   int size() const;
 
@@ -74,9 +74,9 @@ struct LibraryContext {
   ThreadPool& pool;
   Scratch& scratch;
   int64_t min_block_bytes;
-  /// Primitive cache for matmul; null: a temporary one per call (correct,
-  /// but it creates the oneDNN primitive every time).
-  MatmulCache* matmul_cache = nullptr;
+  /// Primitive cache for matmul and conv; null: a temporary one per call
+  /// (correct, but it creates the oneDNN primitive every time).
+  DnnlCache* dnnl_cache = nullptr;
 };
 
 /// NumPy matmul (rank >= 2, batch dims broadcast) for f32/f64/f16/bf16:
@@ -101,6 +101,12 @@ class ScopedOmpThreads {
 
 void library_matmul(const TensorView& a, const TensorView& b, const TensorView& out,
                     LibraryContext& ctx);
+/// ONNX Conv (attributes normalized by inference; `bias` null when absent)
+/// for f32/f64/f16/bf16, 1 to 3 spatial axes: oneDNN's convolution for f32
+/// and bf16 (f16 through f32 staging where oneDNN lacks a kernel), a plain
+/// loop over the pool for f64.
+void library_conv(const TensorView& x, const TensorView& w, const TensorView* bias,
+                  const ConvAttrs& attrs, const TensorView& out, LibraryContext& ctx);
 
 /// out[i...] = x[perm-permuted i...].
 void library_transpose(const TensorView& x, std::span<const int64_t> perm, const TensorView& out,

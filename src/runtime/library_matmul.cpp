@@ -8,7 +8,7 @@
 // folds into M (one 2-D GEMM). Rarer patterns with more merged dims run one
 // 2-D primitive per batch.
 //
-// Primitives are cached per problem in the MatmulCache (creating one costs
+// Primitives are cached per problem in the DnnlCache (creating one costs
 // far more than a small matmul); memory objects are kept in the entry and
 // only get new data handles per run, and the scratchpad is user-managed from
 // the context's Scratch, so a repeated shape allocates nothing here (oneDNN's
@@ -31,22 +31,10 @@
 // sets the calling thread's nthreads-var, so this does not leak into other
 // threads of the process, and it is restored afterwards.
 #include <algorithm>
-#include <array>
-#include <compare>
 #include <cstring>
-#include <map>
-#include <optional>
-
-#include <omp.h>
-#include <oneapi/dnnl/dnnl.hpp>
 
 #include "autofuse/error.h"
-#include "autofuse/support/half.h"
-#include "runtime/library.h"
-
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
+#include "runtime/dnnl_support.h"
 
 namespace autofuse::runtime {
 
@@ -54,7 +42,7 @@ namespace {
 
 constexpr int kMaxBatchRank = 16;
 /// Merged batch dims handed to one oneDNN primitive (ndims = this + 2).
-constexpr int kMaxDnnlBatchRank = 3;
+constexpr int kMaxDnnlBatchRank = kMaxDnnlMatmulRank - 2;
 /// Below this many multiply-adds the f64 loop runs on one thread.
 constexpr int64_t kParallelFma = int64_t{1} << 18;
 
@@ -166,71 +154,7 @@ void matmul_f64(const Problem& p, const double* A, const double* B, double* C,
 
 // ---- oneDNN ------------------------------------------------------------------
 
-/// The dims of one primitive: nd = merged batch rank + 2.
-struct ProblemKey {
-  DType dtype = DType::f32;
-  int nd = 0;
-  std::array<int64_t, kMaxDnnlBatchRank + 2> a{}, b{};
-  auto operator<=>(const ProblemKey&) const = default;
-};
-
-struct Entry {
-  dnnl::matmul prim;
-  dnnl::memory src, weights, dst, scratchpad;
-  size_t scratchpad_bytes = 0;
-  bool staged_f32 = false;  ///< f16 / bf16 computed through f32 copies
-};
-
-dnnl::memory::data_type dnnl_type(DType dt) {
-  switch (dt) {
-    case DType::f32:
-      return dnnl::memory::data_type::f32;
-    case DType::f16:
-      return dnnl::memory::data_type::f16;
-    case DType::bf16:
-      return dnnl::memory::data_type::bf16;
-    default:
-      AF_CHECK(false, "no oneDNN matmul for {}", dtype_name(dt));
-  }
-}
-
-/// Dense row-major strides (a size-1 dim gets the stride it would have).
-dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims, dnnl::memory::data_type dt) {
-  dnnl::memory::dims strides(dims.size());
-  int64_t s = 1;
-  for (size_t i = dims.size(); i-- > 0;) {
-    strides[i] = s;
-    s *= std::max<int64_t>(dims[i], 1);
-  }
-  return dnnl::memory::desc(dims, dt, strides);
-}
-
-/// The CPU engine: created once, immutable afterwards. Sharing it lets
-/// oneDNN's own primitive cache (keyed by engine) serve contexts without a
-/// MatmulCache, instead of generating kernels again.
-const dnnl::engine& cpu_engine() {
-  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
-
-}  // namespace
-
-struct MatmulCache::Impl {
-  const dnnl::engine* engine = nullptr;
-  std::optional<dnnl::stream> stream;
-  std::map<ProblemKey, Entry> entries;
-
-  Entry& get(const ProblemKey& key);
-  Entry create(const ProblemKey& key, DType compute);
-};
-
-MatmulCache::MatmulCache() : impl_(std::make_unique<Impl>()) {}
-MatmulCache::~MatmulCache() = default;
-int MatmulCache::size() const {
-  return static_cast<int>(impl_->entries.size());
-}
-
-Entry MatmulCache::Impl::create(const ProblemKey& key, DType compute) {
+DnnlEntry create_matmul(const MatmulKey& key, DType compute, const dnnl::engine& engine) {
   using dnnl::memory;
   const memory::data_type dt = dnnl_type(compute);
   memory::dims a(key.a.begin(), key.a.begin() + key.nd), b(key.b.begin(), key.b.begin() + key.nd);
@@ -239,136 +163,22 @@ Entry MatmulCache::Impl::create(const ProblemKey& key, DType compute) {
     c[i] = std::max(a[i], b[i]);
   c[key.nd - 2] = a[key.nd - 2];
   c[key.nd - 1] = b[key.nd - 1];
-  const memory::desc a_md = plain_desc(a, dt), b_md = plain_desc(b, dt), c_md = plain_desc(c, dt);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), attr, *engine);
-  Entry e;
+  const dnnl::matmul::primitive_desc pd(
+      dnnl::matmul::desc(plain_desc(a, dt), plain_desc(b, dt), plain_desc(c, dt)), attr, engine);
+  DnnlEntry e = make_entry(pd, engine, /*bias=*/false);
   e.prim = dnnl::matmul(pd);
-  e.src = memory(a_md, *engine, DNNL_MEMORY_NONE);
-  e.weights = memory(b_md, *engine, DNNL_MEMORY_NONE);
-  e.dst = memory(c_md, *engine, DNNL_MEMORY_NONE);
-  e.scratchpad_bytes = pd.scratchpad_desc().get_size();
-  if (e.scratchpad_bytes > 0)
-    e.scratchpad = memory(pd.scratchpad_desc(), *engine, DNNL_MEMORY_NONE);
   return e;
 }
 
-Entry& MatmulCache::Impl::get(const ProblemKey& key) {
-  if (auto it = entries.find(key); it != entries.end()) return it->second;
-  if (engine == nullptr) {
-    engine = &cpu_engine();
-    stream.emplace(*engine);
-  }
-  Entry e;
-  try {
-    try {
-      e = create(key, key.dtype);
-    } catch (const dnnl::error& err) {
-      // No native f16 / bf16 kernel on this CPU: multiply f32 copies instead.
-      if ((key.dtype != DType::f16 && key.dtype != DType::bf16) || err.status != dnnl_unimplemented)
-        throw;
-      e = create(key, DType::f32);
-      e.staged_f32 = true;
-    }
-  } catch (const dnnl::error& err) {
-    AF_CHECK(false, "oneDNN matmul {} for {}: {}", dtype_name(key.dtype),
-             fmt::join(key.a.begin(), key.a.begin() + key.nd, "x"), err.what());
-  }
-  return entries.emplace(key, std::move(e)).first->second;
-}
-
-namespace {
-
-size_t align64(size_t bytes) {
-  return (bytes + 63) / 64 * 64;
-}
-
-void execute(MatmulCache::Impl& cache, Entry& e, const void* a, const void* b, void* c,
-             void* scratchpad) {
-  e.src.set_data_handle(const_cast<void*>(a));
-  e.weights.set_data_handle(const_cast<void*>(b));
-  e.dst.set_data_handle(c);
-  // The C API takes a plain argument array (the C++ one builds a map).
-  dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, e.src.get()},
-                             {DNNL_ARG_WEIGHTS, e.weights.get()},
-                             {DNNL_ARG_DST, e.dst.get()},
-                             {DNNL_ARG_SCRATCHPAD, nullptr}};
-  int nargs = 3;
-  if (e.scratchpad_bytes > 0) {
-    e.scratchpad.set_data_handle(scratchpad);
-    args[3].memory = e.scratchpad.get();
-    nargs = 4;
-  }
-  dnnl_status_t st = dnnl_primitive_execute(e.prim.get(), cache.stream->get(), nargs, args);
-  if (st == dnnl_success) st = dnnl_stream_wait(cache.stream->get());
-  AF_CHECK(st == dnnl_success, "oneDNN matmul execution failed (status {})", static_cast<int>(st));
-}
-
-#if defined(__x86_64__)
-// F16C converts 8 values per instruction, rounding to nearest even like
-// f32_to_f16; the scalar loops handle the tails and CPUs without it.
-__attribute__((target("avx,f16c"))) int64_t f16_to_f32_f16c(const uint16_t* src, float* dst,
-                                                            int64_t n) {
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    _mm256_storeu_ps(dst + i,
-                     _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i))));
-  return i;
-}
-__attribute__((target("avx,f16c"))) int64_t f32_to_f16_f16c(const float* src, uint16_t* dst,
-                                                            int64_t n) {
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i),
-                     _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
-  return i;
-}
-bool has_f16c() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("f16c");
-}
-#endif
-
-/// Converts n f16 values to f32 or back.
-void f16_to_f32_n(const uint16_t* src, float* dst, int64_t n) {
-  int64_t i = 0;
-#if defined(__x86_64__)
-  if (has_f16c()) i = f16_to_f32_f16c(src, dst, n);
-#endif
-  for (; i < n; ++i)
-    dst[i] = f16_to_f32(src[i]);
-}
-void f32_to_f16_n(const float* src, uint16_t* dst, int64_t n) {
-  int64_t i = 0;
-#if defined(__x86_64__)
-  if (has_f16c()) i = f32_to_f16_f16c(src, dst, n);
-#endif
-  for (; i < n; ++i)
-    dst[i] = f32_to_f16(src[i]);
-}
-
-/// n values of `dt` (f16 or bf16) to f32, and back (rounded to nearest even).
-void half_to_f32_n(DType dt, const void* src, float* dst, int64_t n) {
-  const auto* h = static_cast<const uint16_t*>(src);
-  if (dt == DType::f16) return f16_to_f32_n(h, dst, n);
-  for (int64_t i = 0; i < n; ++i)
-    dst[i] = bf16_to_f32(h[i]);
-}
-void f32_to_half_n(DType dt, const float* src, void* dst, int64_t n) {
-  auto* h = static_cast<uint16_t*>(dst);
-  if (dt == DType::f16) return f32_to_f16_n(src, h, n);
-  for (int64_t i = 0; i < n; ++i)
-    h[i] = f32_to_bf16(src[i]);
-}
-
 void matmul_dnnl(const Problem& p, const TensorView& av, const TensorView& bv,
-                 const TensorView& outv, MatmulCache::Impl& cache, Scratch& scratch, int threads) {
+                 const TensorView& outv, DnnlCache::Impl& cache, Scratch& scratch, int threads) {
   // Primitive creation reads the team size too (oneDNN blocks for it).
   const ScopedOmpThreads team(threads);
   // One primitive over the merged batch dims, or a 2-D one per batch.
   const bool batched = p.batch_rank <= kMaxDnnlBatchRank;
-  ProblemKey key;
+  MatmulKey key;
   key.dtype = av.dtype;
   key.nd = batched ? p.batch_rank + 2 : 2;
   for (int d = 0; d < key.nd - 2; ++d) {
@@ -379,7 +189,12 @@ void matmul_dnnl(const Problem& p, const TensorView& av, const TensorView& bv,
   key.a[key.nd - 1] = p.k;
   key.b[key.nd - 2] = p.k;
   key.b[key.nd - 1] = p.n;
-  Entry& e = cache.get(key);
+  DnnlEntry& e = cache.get(
+      cache.matmuls, key, key.dtype,
+      [&](DType compute) { return create_matmul(key, compute, *cache.engine); },
+      [&] {
+        return fmt::format("matmul {}", fmt::join(key.a.begin(), key.a.begin() + key.nd, "x"));
+      });
 
   // Scratch: [f32 copies of a, b, out when staged][oneDNN scratchpad].
   const int64_t na = av.numel(), nb = bv.numel(), nc = outv.numel();
@@ -402,13 +217,13 @@ void matmul_dnnl(const Problem& p, const TensorView& av, const TensorView& bv,
     elem = 4;
   }
   if (batched) {
-    execute(cache, e, a, b, c, pad);
+    execute(cache, e, a, b, nullptr, c, pad);
   } else {
     for (int64_t batch = 0; batch < p.batches; ++batch) {
       int64_t a_mat = 0, b_mat = 0;
       batch_offsets(p, batch, a_mat, b_mat);
       execute(cache, e, static_cast<const char*>(a) + a_mat * p.m * p.k * elem,
-              static_cast<const char*>(b) + b_mat * p.k * p.n * elem,
+              static_cast<const char*>(b) + b_mat * p.k * p.n * elem, nullptr,
               static_cast<char*>(c) + batch * p.m * p.n * elem, pad);
     }
   }
@@ -416,16 +231,6 @@ void matmul_dnnl(const Problem& p, const TensorView& av, const TensorView& bv,
 }
 
 }  // namespace
-
-ScopedOmpThreads::ScopedOmpThreads(int threads) : saved_(omp_get_max_threads()) {
-  omp_set_num_threads(std::max(1, threads));
-}
-ScopedOmpThreads::~ScopedOmpThreads() {
-  omp_set_num_threads(saved_);
-}
-int ScopedOmpThreads::current() {
-  return omp_get_max_threads();
-}
 
 void library_matmul(const TensorView& a, const TensorView& b, const TensorView& out,
                     LibraryContext& ctx) {
@@ -442,11 +247,11 @@ void library_matmul(const TensorView& a, const TensorView& b, const TensorView& 
     return matmul_f64(p, static_cast<const double*>(a.data), static_cast<const double*>(b.data),
                       static_cast<double*>(out.data), ctx);
   }
-  if (ctx.matmul_cache != nullptr) {
-    matmul_dnnl(p, a, b, out, ctx.matmul_cache->impl(), ctx.scratch, ctx.pool.num_threads());
+  if (ctx.dnnl_cache != nullptr) {
+    matmul_dnnl(p, a, b, out, ctx.dnnl_cache->impl(), ctx.scratch, ctx.pool.num_threads());
     return;
   }
-  MatmulCache temporary;
+  DnnlCache temporary;
   matmul_dnnl(p, a, b, out, temporary.impl(), ctx.scratch, ctx.pool.num_threads());
 }
 

@@ -12,6 +12,7 @@
 
 #include "autofuse/frontend/onnx_import.h"
 #include "autofuse/ref/interpreter.h"
+#include "autofuse/support/half.h"
 #include "frontend/io/tensor_proto.h"
 
 namespace autofuse::frontend::testing {
@@ -94,7 +95,8 @@ inline onnx::AttributeProto attr(const std::string& name, const onnx::TensorProt
 }
 
 /// A tensor in the typed field of its elem_type (int32_data for the narrow
-/// types, raw bits for float16 are not needed by the tests).
+/// types; float16 and bfloat16 as their bit patterns there, rounded to
+/// nearest even).
 inline onnx::TensorProto tensor(const std::string& name, int32_t elem_type,
                                 const std::vector<int64_t>& dims,
                                 const std::vector<double>& values) {
@@ -113,6 +115,12 @@ inline onnx::TensorProto tensor(const std::string& name, int32_t elem_type,
         break;
       case onnx::TensorProto::INT64:
         t.add_int64_data(static_cast<int64_t>(v));
+        break;
+      case onnx::TensorProto::FLOAT16:
+        t.add_int32_data(f32_to_f16(static_cast<float>(v)));
+        break;
+      case onnx::TensorProto::BFLOAT16:
+        t.add_int32_data(f32_to_bf16(static_cast<float>(v)));
         break;
       default:
         t.add_int32_data(static_cast<int32_t>(v));

@@ -22,7 +22,7 @@ TEST(OpsTest, NamesRoundTripAndAreUnique) {
     EXPECT_TRUE(names.insert(info.name).second) << "duplicate name " << info.name;
   }
   EXPECT_EQ(ops.front(), OpKind::Neg);
-  EXPECT_EQ(ops.back(), OpKind::MatMul);
+  EXPECT_EQ(ops.back(), OpKind::Conv);
   EXPECT_EQ(op_from_name("nope"), std::nullopt);
   EXPECT_EQ(op_from_name(""), std::nullopt);
   EXPECT_EQ(op_from_name("Add"), std::nullopt) << "names are case-sensitive";
@@ -53,7 +53,7 @@ TEST(OpsTest, ArityFollowsOpClass) {
       {OpKind::BroadcastTo, 1, 1}, {OpKind::ReduceSum, 1, 1}, {OpKind::Transpose, 1, 1},
       {OpKind::Reshape, 1, 1},     {OpKind::Slice, 1, 1},     {OpKind::Split, 1, 1},
       {OpKind::Concat, 1, -1},     {OpKind::Gather, 2, 2},    {OpKind::Constant, 0, 0},
-      {OpKind::Iota, 0, 0},        {OpKind::MatMul, 2, 2},
+      {OpKind::Iota, 0, 0},        {OpKind::MatMul, 2, 2},    {OpKind::Conv, 2, 3},
   };
   for (const Case& c : cases) {
     EXPECT_EQ(op_info(c.op).min_inputs, c.min) << op_name(c.op);

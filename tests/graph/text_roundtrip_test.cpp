@@ -77,6 +77,11 @@ std::string graph_text_for(OpKind op) {
       return wrap("", "  y = iota(shape=[N, 3], axis=1)");
     case OpClass::MatMul:
       return wrap("a: f32[B, N, K], b: f32[K, M]", "  y = matmul(a, b)");
+    case OpClass::Conv:
+      // Symbolic spatial dims: floordiv in the output type.
+      return wrap("x: f32[N, 4, H, W], w: f32[6, 2, 3, 2], b: f32[6]",
+                  "  y = conv(x, w, b, strides=[2, 1], dilations=[1, 3], pads=[1, 0, 2, 1], "
+                  "group=2)");
   }
   return "";
 }

@@ -1,4 +1,4 @@
-// Movement, creation and matmul cases.
+// Movement, creation, matmul and conv cases.
 #include <cmath>
 #include <limits>
 
@@ -152,6 +152,21 @@ std::vector<OpCase> layout_cases() {
   c.push_back(make(MatMul, "k_zero", NoAttrs{},
                    {HostTensor(D::f64, {2, 0}), HostTensor(D::f64, {0, 1})},
                    {tensor(D::f64, {2, 1}, {0, 0})}));
+
+  // conv, depthwise (group 2), stride 2, pads top/left only, with bias:
+  // channel 0 is 1..9 under [[1, 2], [3, 4]] + 0.5, channel 1 all ones under
+  // [[1, 1], [1, -1]] - 1 (worked by hand on the zero-padded 4x4 planes).
+  for (DType dt : kFloatTypes) {
+    c.push_back(
+        make(Conv, "depthwise_stride_pad", ConvAttrs{{2, 2}, {1, 1}, {1, 1, 0, 0}, 2},
+             {tensor(dt, {1, 2, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 1, 1, 1, 1, 1, 1, 1, 1, 1}),
+              tensor(dt, {2, 1, 2, 2}, {1, 2, 3, 4, 1, 1, 1, -1}), tensor(dt, {2}, {0.5, -1})},
+             {tensor(dt, {1, 2, 2, 2}, {4.5, 18.5, 36.5, 77.5, -2, -1, -1, 1})}));
+  }
+  // 1-D, dilation 3: out[i] = x[i] + 10 x[i + 3].
+  c.push_back(make(Conv, "dilated_1d", ConvAttrs{{1}, {3}, {0, 0}, 1},
+                   {tensor(D::f32, {1, 1, 5}, {1, 2, 3, 4, 5}), tensor(D::f32, {1, 1, 2}, {1, 10})},
+                   {tensor(D::f32, {1, 1, 2}, {41, 52})}));
   return c;
 }
 

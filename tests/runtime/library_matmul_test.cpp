@@ -26,7 +26,7 @@ using sym::Expr;
 struct MatmulEnv {
   ThreadPool pool{3};
   Scratch scratch;
-  MatmulCache cache;
+  DnnlCache cache;
   LibraryContext ctx{pool, scratch, kMinBlockBytes, &cache};
 };
 
@@ -188,7 +188,7 @@ TEST(OneDnnMatmul, ScopedOmpThreadsSetsAndRestoresTheBound) {
 TEST(OneDnnMatmul, OneThreadContextStartsNoThreads) {
   ThreadPool pool(1);
   Scratch scratch;
-  MatmulCache cache;
+  DnnlCache cache;
   LibraryContext ctx{pool, scratch, kMinBlockBytes, &cache};
   const int before = thread_count();
   check(DType::f32, {256, 256}, {256, 256}, ctx, 11);  // big enough to parallelize

@@ -22,6 +22,10 @@
 //    data.shape[axis+1:]; negative indices count from the end; an index out
 //    of range is a run-time UserError.
 //  * matmul follows NumPy matmul for rank >= 2 with broadcast batch dims.
+//  * conv is ONNX Conv (cross-correlation): x [N, C, D1..Dk], w [M, C/group,
+//    K1..Kk], optional bias [M] -> [N, M, O1..Ok] with Oi = floor((Di +
+//    pad_begin_i + pad_end_i - dilation_i * (Ki - 1) - 1) / stride_i) + 1;
+//    zero padding; k = 1..3 spatial dims.
 //  * f16/bf16 and the float8 types are computed in f32 and rounded to the
 //    storage type per op (nearest even; overflow gives inf, or NaN for the
 //    float8 types without inf). Only cast saturates (CastAttrs).
@@ -62,6 +66,7 @@ enum class OpClass : uint8_t {
   Constant,     // ConstantAttrs, no inputs
   Iota,         // IotaAttrs, no inputs
   MatMul,       // library op (not fused)
+  Conv,         // ConvAttrs; library op (not fused); x, w[, bias]
 };
 
 /// Which input/output dtypes an elementwise op accepts and produces.
@@ -85,7 +90,8 @@ enum class AttrKind : uint8_t {
   Axis,
   Split,
   Constant,
-  Iota
+  Iota,
+  Conv
 };
 
 //  enum ident    text name        class                 dtype rule               attrs
@@ -143,7 +149,8 @@ enum class AttrKind : uint8_t {
   X(Gather, "gather", Gather, Special, Axis)                  \
   X(Constant, "constant", Constant, Special, Constant)        \
   X(Iota, "iota", Iota, Special, Iota)                        \
-  X(MatMul, "matmul", MatMul, FloatSame, None)
+  X(MatMul, "matmul", MatMul, FloatSame, None)                \
+  X(Conv, "conv", Conv, FloatSame, Conv)
 
 enum class OpKind : uint8_t {
 #define AUTOFUSE_OP_ENUM(id, text, cls, rule, attrs) id,
@@ -236,8 +243,22 @@ struct IotaAttrs {
   bool operator==(const IotaAttrs&) const = default;
 };
 
+/// conv: per spatial axis (all of the same length k once inferred; empty
+/// when written means the default: strides and dilations 1, pads 0).
+/// `pads` is ONNX's [begin_1..begin_k, end_1..end_k].
+struct ConvAttrs {
+  std::vector<int64_t> strides;
+  std::vector<int64_t> dilations;
+  std::vector<int64_t> pads;
+  int64_t group = 1;
+  int spatial_rank() const { return static_cast<int>(strides.size()); }
+  int64_t pad_begin(int i) const { return pads[static_cast<size_t>(i)]; }
+  int64_t pad_end(int i) const { return pads[strides.size() + static_cast<size_t>(i)]; }
+  bool operator==(const ConvAttrs&) const = default;
+};
+
 using Attrs = std::variant<NoAttrs, CastAttrs, ShapeAttrs, ReduceAttrs, TransposeAttrs, SliceAttrs,
-                           AxisAttrs, SplitAttrs, ConstantAttrs, IotaAttrs>;
+                           AxisAttrs, SplitAttrs, ConstantAttrs, IotaAttrs, ConvAttrs>;
 
 /// The AttrKind of an Attrs value (its variant alternative).
 AttrKind attr_kind_of(const Attrs& attrs);

@@ -23,8 +23,10 @@
 //   slice(x, axes=[1], starts=[0], ends=[end], steps=[1]) (`end` = to the end);
 //   concat(a, b, axis=1); gather(data, idx, axis=0); split(x, axis=1, sizes=[D, D]);
 //   constant(dtype=f32, shape=[2], value=[1.0, 2.5]) or value=1e-5 (splat);
-//   iota(dtype=i64, shape=[N], axis=0).
-// Optional attributes may be left out (keepdims=false, steps all 1).
+//   iota(dtype=i64, shape=[N], axis=0);
+//   conv(x, w[, bias], strides=[1, 1], dilations=[1, 1], pads=[0, 0, 0, 0], group=1).
+// Optional attributes may be left out (keepdims=false, steps all 1; conv's
+// all of them: strides and dilations 1, pads 0, group 1).
 //
 // The printer writes every statement with its inferred type, attributes in
 // the fixed order above, and the graph's guards as trailing comments, so

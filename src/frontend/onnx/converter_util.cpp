@@ -1,6 +1,8 @@
 // Helpers shared by the importer core's converter files.
 #include "frontend/onnx/converter_util.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "frontend/io/tensor_proto.h"
@@ -111,6 +113,25 @@ Tensor size_tensor(GraphBuilder& b, const sym::Expr& e, DType dtype) {
 
 bool proven_non_negative(const sym::Expr& e) {
   return sym::value_range(e).lo >= 0;
+}
+
+std::pair<int64_t, int64_t> auto_pads(NodeContext& ctx, const std::string& mode, int i,
+                                      const sym::Expr& in, int64_t kernel, int64_t stride,
+                                      int64_t dilation) {
+  if (mode == "VALID") return {0, 0};
+  int64_t total = dilation * (kernel - 1);
+  if (stride != 1) {
+    const std::optional<int64_t> size = in.as_const();
+    if (!size)
+      ctx.unsupported(
+          fmt::format("auto_pad {} with stride {} on spatial axis {} of symbolic size "
+                      "{} (the pads depend on the size)",
+                      mode, stride, i, in.to_string()));
+    const int64_t out = (*size + stride - 1) / stride;
+    total = std::max<int64_t>(0, (out - 1) * stride + dilation * (kernel - 1) + 1 - *size);
+  }
+  const int64_t small = total / 2, large = total - small;
+  return mode == "SAME_UPPER" ? std::pair{small, large} : std::pair{large, small};
 }
 
 }  // namespace autofuse::frontend::onnx_import

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "frontend/onnx/converter.h"
@@ -64,6 +66,15 @@ Tensor size_tensor(GraphBuilder& b, const sym::Expr& e, DType dtype);
 
 /// Whether `e` is >= 0 for every value of the symbols.
 bool proven_non_negative(const sym::Expr& e);
+
+/// The pads auto_pad `mode` (VALID, SAME_UPPER, SAME_LOWER) asks for on
+/// spatial axis `i` of a Conv or pool: {begin, end}. SAME_* pad so that out
+/// = ceil(in / stride), the odd unit at the end (UPPER) or the beginning
+/// (LOWER). With stride 1 the total is dilation * (K - 1) for any input
+/// size; otherwise the size must be known (UnsupportedError).
+std::pair<int64_t, int64_t> auto_pads(NodeContext& ctx, const std::string& mode, int i,
+                                      const sym::Expr& in, int64_t kernel, int64_t stride,
+                                      int64_t dilation);
 
 /// Registered from convert_shape.cpp: Slice, Gather, Concat, Split, Pad
 /// (convert_select.cpp).

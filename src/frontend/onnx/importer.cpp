@@ -44,6 +44,7 @@ ConverterTable build_converter_table() {
   add(register_loss_ops, "convert_loss.cpp");
   add(register_math_ops, "convert_math.cpp");
   add(register_quantize_ops, "convert_quantize.cpp");
+  add(register_pool_ops, "convert_pool.cpp");
   return table;
 }
 

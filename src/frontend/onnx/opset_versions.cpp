@@ -115,8 +115,9 @@ constexpr Opset22Version kOpset22[] = {
     {"Asinh", true, "added bfloat16"},
     {"Atan", true, "added bfloat16"},
     {"Atanh", true, "added bfloat16"},
-    {"AveragePool", false,
-     "ceil_mode: sliding windows that would start in the right padded region are ignored"},
+    {"AveragePool", true,
+     "ceil_mode: sliding windows that would start in the right padded region are ignored "
+     "(convert_pool.cpp implements 22 and refuses that case before it)"},
     {"Bernoulli", true, "added bfloat16"},
     {"Conv", true, "added bfloat16"},
     {"ConvTranspose", true, "added bfloat16"},
@@ -138,8 +139,9 @@ constexpr Opset22Version kOpset22[] = {
     {"LSTM", true, "added bfloat16"},
     {"LpNormalization", true, "added bfloat16"},
     {"LpPool", true, "added bfloat16"},
-    {"MaxPool", false,
-     "ceil_mode: sliding windows that would start in the right padded region are ignored"},
+    {"MaxPool", true,
+     "ceil_mode: sliding windows that would start in the right padded region are ignored "
+     "(convert_pool.cpp implements 22 and refuses that case before it)"},
     {"MaxRoiPool", true, "added bfloat16"},
     {"MaxUnpool", true, "added bfloat16"},
     {"Mish", true, "added bfloat16"},

@@ -1,0 +1,252 @@
+// ONNX Conv (convert_library.cpp): explicit pads, auto_pad (VALID,
+// SAME_UPPER, SAME_LOWER; symbolic sizes with stride 1), strides,
+// dilations, groups and bias against a 2-D convolution computed here in
+// double, on the reference interpreter and compiled (oneDNN); a Conv ->
+// Add -> Relu block has one library conv and one kernel and matches on
+// many shapes; bad nodes are UserErrors naming what is wrong.
+#include <cmath>
+#include <memory>
+
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "autofuse/runtime/executable.h"
+#include "composite_util.h"
+#include "temp_dir.h"
+
+namespace autofuse::frontend::testing {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace import_conv_test_local {
+
+using ::testing::HasSubstr;
+
+struct Conv2d {
+  std::vector<int64_t> strides{1, 1}, dilations{1, 1}, pads{0, 0, 0, 0};
+  int64_t group = 1;
+};
+
+/// A 2-D ONNX convolution in double, written from the operator doc.
+std::vector<double> conv2d(const HostTensor& x, const HostTensor& w, const HostTensor* bias,
+                           const Conv2d& p, std::vector<int64_t>& shape) {
+  const int64_t n = x.shape()[0], c = x.shape()[1], h = x.shape()[2], wd = x.shape()[3];
+  const int64_t m = w.shape()[0], cg = w.shape()[1], kh = w.shape()[2], kw = w.shape()[3];
+  const int64_t oh = (h + p.pads[0] + p.pads[2] - p.dilations[0] * (kh - 1) - 1) / p.strides[0] + 1;
+  const int64_t ow =
+      (wd + p.pads[1] + p.pads[3] - p.dilations[1] * (kw - 1) - 1) / p.strides[1] + 1;
+  shape = {n, m, oh, ow};
+  std::vector<double> out;
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t o = 0; o < m; ++o)
+      for (int64_t i = 0; i < oh; ++i)
+        for (int64_t j = 0; j < ow; ++j) {
+          double s = bias != nullptr ? bias->get_f64(o) : 0;
+          const int64_t g = o / (m / p.group);
+          for (int64_t ci = 0; ci < cg; ++ci)
+            for (int64_t u = 0; u < kh; ++u)
+              for (int64_t v = 0; v < kw; ++v) {
+                const int64_t y = i * p.strides[0] - p.pads[0] + u * p.dilations[0];
+                const int64_t z = j * p.strides[1] - p.pads[1] + v * p.dilations[1];
+                if (y < 0 || y >= h || z < 0 || z >= wd) continue;
+                s += x.get_f64(((b * c + g * cg + ci) * h + y) * wd + z) *
+                     w.get_f64(((o * cg + ci) * kh + u) * kw + v);
+              }
+          out.push_back(s);
+        }
+  return out;
+}
+
+std::unique_ptr<runtime::Executable> compile(const OnnxModel& model, const TempDir& cache) {
+  runtime::CompileOptions options;
+  options.compiler.cache_dir = cache.path();
+  options.threads = 2;
+  return runtime::Executable::build(model.graph, options);
+}
+
+TEST(ImportConv, HandWorkedExample) {
+  // x = 1..9 in 3x3, w = [[1, 0], [0, -1]]: every output is x[i][j] -
+  // x[i+1][j+1] = -4, plus the bias.
+  OneNode n{"Conv"};
+  n.inputs = {host(DType::f32, {1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}),
+              host(DType::f32, {1, 1, 2, 2}, {1, 0, 0, -1}), host(DType::f32, {1}, {0.5})};
+  n.initializer_inputs = {1, 2};
+  expect_close(n.run()[0], {1, 1, 2, 2}, {-3.5, -3.5, -3.5, -3.5}, 0, 0, "reference");
+  TempDir cache;
+  expect_close(compile(n.import(), cache)->run(n.graph_inputs())[0], {1, 1, 2, 2},
+               {-3.5, -3.5, -3.5, -3.5}, 0, 0, "compiled");
+}
+
+TEST(ImportConv, AttributesAgainstADirectConvolution) {
+  struct Case {
+    std::vector<int64_t> x, w;
+    Conv2d p;
+    bool bias;
+  };
+  const Case cases[] = {
+      {{2, 3, 7, 9}, {4, 3, 3, 3}, {}, true},
+      {{1, 4, 11, 8}, {6, 2, 3, 2}, {{2, 3}, {1, 1}, {0, 1, 2, 0}, 2}, true},
+      {{3, 6, 10, 10}, {6, 1, 3, 3}, {{1, 1}, {2, 2}, {2, 2, 2, 2}, 6}, false},  // depthwise
+      {{1, 5, 13, 13}, {7, 5, 1, 1}, {{2, 2}, {1, 1}, {0, 0, 0, 0}, 1}, true},
+      {{2, 2, 5, 4}, {3, 2, 5, 5}, {{1, 1}, {1, 1}, {2, 2, 2, 2}, 1}, true},  // kernel > input
+  };
+  uint64_t seed = 1;
+  for (DType dt : {DType::f32, DType::bf16, DType::f16}) {
+    for (const Case& c : cases) {
+      OneNode n{"Conv"};
+      n.inputs = {random_host(dt, c.x, seed++), random_host(dt, c.w, seed++, -0.5, 0.5)};
+      if (c.bias) n.inputs.push_back(random_host(dt, {c.w[0]}, seed++));
+      n.initializer_inputs = {1, 2};
+      n.attrs = {attr("strides", c.p.strides), attr("dilations", c.p.dilations),
+                 attr("pads", c.p.pads), attr("group", c.p.group)};
+      std::vector<int64_t> shape;
+      const std::vector<double> want =
+          conv2d(n.inputs[0], n.inputs[1], c.bias ? &n.inputs[2] : nullptr, c.p, shape);
+      const std::string what =
+          fmt::format("{} x [{}] w [{}]", dtype_name(dt), fmt::join(c.x, ","), fmt::join(c.w, ","));
+      // Inputs and results are rounded to the dtype; sums of up to 27 terms.
+      const double tol = dt == DType::f32 ? 1e-5 : dt == DType::f16 ? 2e-2 : 1e-1;
+      expect_close(n.run()[0], shape, want, tol, tol, what + " (reference)");
+      TempDir cache;
+      expect_close(compile(n.import(), cache)->run(n.graph_inputs())[0], shape, want, tol, tol,
+                   what + " (compiled)");
+    }
+  }
+}
+
+TEST(ImportConv, AutoPadModes) {
+  struct Case {
+    const char* mode;
+    int64_t size, kernel, stride;
+    std::vector<int64_t> pads;  // ONNX order: begins, then ends, as the doc computes them
+  };
+  const Case cases[] = {
+      {"VALID", 7, 3, 2, {0, 0, 0, 0}},
+      {"SAME_UPPER", 5, 3, 2, {1, 1, 1, 1}},  // out 3: total (3-1)*2 + 3 - 5 = 2
+      {"SAME_UPPER", 5, 2, 2, {0, 0, 1, 1}},  // total 1: the odd unit at the end
+      {"SAME_LOWER", 5, 2, 2, {1, 1, 0, 0}},  // ... or at the beginning
+      {"SAME_LOWER", 6, 4, 1, {2, 2, 1, 1}},  // stride 1: total 3 = K - 1
+      {"SAME_UPPER", 9, 3, 3, {0, 0, 0, 0}},  // total 0
+  };
+  uint64_t seed = 40;
+  for (const Case& c : cases) {
+    OneNode n{"Conv"};
+    n.inputs = {random_host(DType::f32, {1, 2, c.size, c.size}, seed++),
+                random_host(DType::f32, {3, 2, c.kernel, c.kernel}, seed++)};
+    n.initializer_inputs = {1};
+    n.attrs = {attr("auto_pad", c.mode), attr("strides", std::vector<int64_t>{c.stride, c.stride}),
+               attr("kernel_shape", std::vector<int64_t>{c.kernel, c.kernel})};
+    Conv2d p;
+    p.strides = {c.stride, c.stride};
+    p.pads = c.pads;
+    std::vector<int64_t> shape;
+    const std::vector<double> want = conv2d(n.inputs[0], n.inputs[1], nullptr, p, shape);
+    if (std::string(c.mode) != "VALID") {
+      EXPECT_EQ(shape[2], (c.size + c.stride - 1) / c.stride) << c.mode;
+    }
+    expect_close(n.run()[0], shape, want, 1e-5, 1e-5,
+                 fmt::format("{} size {} kernel {} stride {}", c.mode, c.size, c.kernel, c.stride));
+  }
+}
+
+TEST(ImportConv, SamePaddingOnSymbolicSizesWithStrideOne) {
+  ModelBuilder m(17);
+  const HostTensor w = random_host(DType::f32, {4, 3, 3, 2}, 5, -0.5, 0.5);
+  m.input("x", kF32, {"N", 3, "H", "W"})
+      .initializer(tensor("w", kF32, {4, 3, 3, 2}, values_of(w)))
+      .node("Conv", {"x", "w"}, {"y"}, {attr("auto_pad", "SAME_LOWER")})
+      .output("y");
+  const OnnxModel model = m.import();
+  TempDir cache;
+  auto exe = compile(model, cache);
+  uint64_t seed = 60;
+  for (auto [h, wd] : {std::pair<int64_t, int64_t>{1, 1}, {5, 7}, {13, 2}}) {
+    const HostTensor x = random_host(DType::f32, {2, 3, h, wd}, seed++);
+    Conv2d p;
+    p.pads = {1, 1, 1, 0};  // totals 2 and 1, the odd unit at the beginning
+    std::vector<int64_t> shape;
+    const std::vector<double> want = conv2d(x, w, nullptr, p, shape);
+    EXPECT_EQ(shape, (std::vector<int64_t>{2, 4, h, wd}));
+    expect_close(exe->run(std::vector<HostTensor>{x})[0], shape, want, 1e-5, 1e-5,
+                 fmt::format("H={} W={}", h, wd));
+  }
+}
+
+TEST(ImportConv, ConvAddReluIsOneLibraryCallAndOneKernel) {
+  ModelBuilder m(17);
+  const HostTensor w = random_host(DType::f32, {8, 4, 3, 3}, 7, -0.4, 0.4);
+  const HostTensor b = random_host(DType::f32, {8}, 8);
+  const HostTensor shift = random_host(DType::f32, {1, 8, 1, 1}, 9);
+  m.input("x", kF32, {"N", 4, "H", "W"})
+      .initializer(tensor("w", kF32, {8, 4, 3, 3}, values_of(w)))
+      .initializer(tensor("b", kF32, {8}, values_of(b)))
+      .initializer(tensor("shift", kF32, {1, 8, 1, 1}, values_of(shift)))
+      .node("Conv", {"x", "w", "b"}, {"c"},
+            {attr("pads", std::vector<int64_t>{1, 1, 1, 1}),
+             attr("strides", std::vector<int64_t>{2, 2})})
+      .node("Add", {"c", "shift"}, {"s"})
+      .node("Relu", {"s"}, {"y"})
+      .output("y");
+  const OnnxModel model = m.import();
+  EXPECT_EQ(fused_kernels(model), 1);
+  TempDir cache;
+  auto exe = compile(model, cache);
+  EXPECT_EQ(exe->report().kernels, 1) << fuse::print_fused_graph(exe->fused());
+  uint64_t seed = 80;
+  for (auto [n, h, wd] : {std::array<int64_t, 3>{1, 1, 1}, {2, 7, 5}, {3, 17, 31}, {1, 64, 63}}) {
+    const HostTensor x = random_host(DType::f32, {n, 4, h, wd}, seed++);
+    const std::vector<HostTensor> want = run(model, {x});
+    const std::vector<HostTensor> got = exe->run(std::vector<HostTensor>{x});
+    expect_close(got[0], want[0].shape(), values_of(want[0]), 1e-5, 1e-5,
+                 fmt::format("N={} H={} W={}", n, h, wd));
+  }
+  EXPECT_EQ(exe->report().jit.compiles, 1);
+}
+
+std::string import_error(const OneNode& n) {
+  try {
+    n.import();
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(ImportConv, BadNodesAreClearErrors) {
+  OneNode n{"Conv"};
+  n.inputs = {host(DType::f32, {1, 2, 5, 5}, std::vector<double>(50, 1.0)),
+              host(DType::f32, {3, 2, 3, 3}, std::vector<double>(54, 1.0))};
+  n.initializer_inputs = {1};
+  n.attrs = {attr("kernel_shape", std::vector<int64_t>{3, 2})};
+  EXPECT_THAT(import_error(n), HasSubstr("kernel_shape [3, 2] differs from W's spatial dims"));
+  n.attrs = {attr("auto_pad", "SAME")};
+  EXPECT_THAT(import_error(n), HasSubstr("auto_pad 'SAME' is not one of"));
+  n.attrs = {attr("strides", std::vector<int64_t>{1})};
+  EXPECT_THAT(import_error(n), HasSubstr("strides and dilations need 2 entries"));
+  n.attrs = {attr("group", int64_t{2})};
+  EXPECT_THAT(import_error(n), HasSubstr("input has 2 channels, weight 2 x group 2 = 4"));
+  n.attrs = {};
+  n.inputs[1] = host(DType::f16, {3, 2, 3, 3}, std::vector<double>(54, 1.0));
+  EXPECT_THAT(import_error(n), HasSubstr("X, W and B must have one float dtype, got f32, f16"));
+  n.inputs = {host(DType::f32, {1, 1, 2, 2, 2, 2}, std::vector<double>(16, 1.0)),
+              host(DType::f32, {1, 1, 1, 1, 1, 1}, {1.0})};
+  EXPECT_THAT(import_error(n), HasSubstr("Conv over 4 spatial axes (at most 3)"));
+}
+
+TEST(ImportConv, StridedSamePaddingOfASymbolicSizeIsUnsupported) {
+  ModelBuilder m(17);
+  m.input("x", kF32, {"N", 3, "H", 8})
+      .initializer(tensor("w", kF32, {4, 3, 3, 3}, std::vector<double>(108, 0.5)))
+      .node("Conv", {"x", "w"}, {"y"},
+            {attr("auto_pad", "SAME_UPPER"), attr("strides", std::vector<int64_t>{2, 2})})
+      .output("y");
+  try {
+    m.import();
+    FAIL() << "expected an error";
+  } catch (const UserError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("auto_pad SAME_UPPER with stride 2 on spatial axis 0"));
+  }
+}
+
+}  // namespace import_conv_test_local
+}  // namespace autofuse::frontend::testing
