@@ -3,16 +3,11 @@
 // parts of Gemm (alpha, beta, C) are primitives that fuse after it. Integer
 // operands, which oneDNN's f32 path cannot take exactly, are decomposed into
 // a broadcast multiply and a sum over K (one fused reduction kernel).
-// Conv becomes the graph's conv op (oneDNN too), its auto_pad resolved to
-// explicit pads here.
-#include <algorithm>
 #include <cmath>
-#include <tuple>
 
 #include <fmt/format.h>
 
 #include "frontend/onnx/converter.h"
-#include "frontend/onnx/converter_util.h"
 
 namespace autofuse::frontend::onnx_import {
 
@@ -121,72 +116,9 @@ void convert_gemm(NodeContext& ctx) {
   ctx.set_output(0, y);
 }
 
-// Conv: x [N, C, D1..Dk], W [M, C/group, K1..Kk], optional B [M]; explicit
-// pads or auto_pad; 1 to 3 spatial axes (oneDNN's limit).
-void convert_conv(NodeContext& ctx) {
-  GraphBuilder& g = ctx.builder();
-  Tensor x = ctx.input(0), w = ctx.input(1);
-  std::vector<Tensor> inputs{x, w};
-  if (ctx.has_input(2)) inputs.push_back(ctx.input(2));
-  for (const Tensor& t : inputs)
-    if (t.dtype() != x.dtype() || !is_float(t.dtype()))
-      ctx.fail(fmt::format(
-          "X, W and B must have one float dtype, got {}, {}{}", dtype_name(x.dtype()),
-          dtype_name(w.dtype()),
-          inputs.size() == 3 ? ", " + std::string(dtype_name(inputs[2].dtype())) : std::string()));
-  if (x.rank() < 3) ctx.fail(fmt::format("X has rank {}; Conv needs [N, C, D1, ...]", x.rank()));
-  if (w.rank() != x.rank())
-    ctx.fail(fmt::format("W has rank {} for X of rank {}", w.rank(), x.rank()));
-  const int k = x.rank() - 2;
-  if (k > 3) ctx.unsupported(fmt::format("Conv over {} spatial axes (at most 3)", k));
-  const auto sk = static_cast<size_t>(k);
-  ConvAttrs attrs;
-  attrs.strides = ctx.attr_ints("strides", std::vector<int64_t>(sk, 1));
-  attrs.dilations = ctx.attr_ints("dilations", std::vector<int64_t>(sk, 1));
-  attrs.group = ctx.attr_int("group", 1);
-  if (attrs.strides.size() != sk || attrs.dilations.size() != sk)
-    ctx.fail(fmt::format("strides and dilations need {} entries, got {} and {}", k,
-                         attrs.strides.size(), attrs.dilations.size()));
-  std::vector<int64_t> kernel(sk, -1);  // -1: not known at import
-  for (size_t i = 0; i < sk; ++i)
-    if (std::optional<int64_t> d = w.shape()[i + 2].as_const()) kernel[i] = *d;
-  if (ctx.has_attr("kernel_shape")) {
-    const std::vector<int64_t> shape = ctx.attr_ints("kernel_shape");
-    if (shape.size() != sk)
-      ctx.fail(fmt::format("kernel_shape has {} entries for {} spatial axes", shape.size(), k));
-    for (size_t i = 0; i < sk; ++i) {
-      if (kernel[i] >= 0 && kernel[i] != shape[i])
-        ctx.fail(fmt::format("kernel_shape [{}] differs from W's spatial dims {}",
-                             fmt::join(shape, ", "), w.type().to_string()));
-      kernel[i] = shape[i];
-    }
-  }
-  const std::string auto_pad = ctx.attr_string("auto_pad", "NOTSET");
-  if (auto_pad == "NOTSET") {
-    attrs.pads = ctx.attr_ints("pads", std::vector<int64_t>(2 * sk, 0));
-  } else if (auto_pad == "VALID" || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-    attrs.pads.assign(2 * sk, 0);
-    for (size_t i = 0; i < sk && auto_pad != "VALID"; ++i) {
-      if (kernel[i] < 0)
-        ctx.unsupported(
-            fmt::format("auto_pad {} with W's spatial dim {} unknown at import", auto_pad, i));
-      if (attrs.strides[i] < 1 || attrs.dilations[i] < 1)
-        ctx.fail(fmt::format("strides and dilations must be >= 1"));
-      std::tie(attrs.pads[i], attrs.pads[sk + i]) =
-          auto_pads(ctx, auto_pad, static_cast<int>(i), x.shape()[i + 2], kernel[i],
-                    attrs.strides[i], attrs.dilations[i]);
-    }
-  } else {
-    ctx.fail(
-        fmt::format("auto_pad '{}' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID", auto_pad));
-  }
-  ctx.set_output(0, g.op(OpKind::Conv, inputs, attrs));
-}
-
 }  // namespace
 
 void register_library_ops(ConverterTable& table) {
-  table["Conv"] = convert_conv;
   table["MatMul"] = convert_matmul;
   table["Gemm"] = convert_gemm;
 }

@@ -94,11 +94,12 @@ void register_elementwise_ops(ConverterTable& table);  // convert_elementwise.cp
 void register_shape_ops(ConverterTable& table);        // convert_shape.cpp
 void register_reduce_ops(ConverterTable& table);       // convert_reduce.cpp
 void register_composite_ops(ConverterTable& table);    // convert_composite.cpp
-void register_library_ops(ConverterTable& table);      // convert_library.cpp (MatMul, Gemm, Conv)
+void register_library_ops(ConverterTable& table);      // convert_library.cpp (MatMul, Gemm)
 void register_index_ops(ConverterTable& table);        // convert_index.cpp (ArgMax, Trilu, ...)
 void register_loss_ops(ConverterTable& table);         // convert_loss.cpp (NLL, SoftmaxCE)
 void register_math_ops(ConverterTable& table);         // convert_math.cpp (trig, ThresholdedRelu)
 void register_quantize_ops(ConverterTable& table);     // convert_quantize.cpp (Q/DQ)
 void register_pool_ops(ConverterTable& table);         // convert_pool.cpp (MaxPool, ...)
+void register_conv_ops(ConverterTable& table);         // convert_conv.cpp (Conv, ConvTranspose)
 
 }  // namespace autofuse::frontend::onnx_import

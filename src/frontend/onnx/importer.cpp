@@ -45,6 +45,7 @@ ConverterTable build_converter_table() {
   add(register_math_ops, "convert_math.cpp");
   add(register_quantize_ops, "convert_quantize.cpp");
   add(register_pool_ops, "convert_pool.cpp");
+  add(register_conv_ops, "convert_conv.cpp");
   return table;
 }
 
