@@ -106,15 +106,14 @@ HostTensor to_tensor(const onnx::TensorProto& proto, DType want, const std::stri
   return frontend::tensor_from_proto(proto, source);
 }
 
-// Inputs that may be frozen: integer tensors of rank <= 1 (axes, shapes,
-// pads, repeats, ...) and scalars of any type (Range's bounds, ...).
+// Inputs that may be frozen: tensors of rank <= 1 (axes, shapes, pads,
+// repeats, Resize's scales and roi, Range's bounds, ...). Only those an
+// import error names are frozen: the importer names an input only when it
+// needs its values at compile time.
 bool freezable(const onnx::ValueInfoProto& vi) {
   if (!vi.type().has_tensor_type()) return false;
   const auto& tt = vi.type().tensor_type();
-  if (!tt.has_shape()) return false;
-  bool integer =
-      tt.elem_type() == onnx::TensorProto::INT64 || tt.elem_type() == onnx::TensorProto::INT32;
-  return tt.shape().dim_size() == 0 || (integer && tt.shape().dim_size() == 1);
+  return tt.has_shape() && tt.shape().dim_size() <= 1;
 }
 
 // The freezable inputs not frozen yet; only those an import error quotes by

@@ -101,5 +101,6 @@ void register_math_ops(ConverterTable& table);         // convert_math.cpp (trig
 void register_quantize_ops(ConverterTable& table);     // convert_quantize.cpp (Q/DQ)
 void register_pool_ops(ConverterTable& table);         // convert_pool.cpp (MaxPool, ...)
 void register_conv_ops(ConverterTable& table);         // convert_conv.cpp (Conv, ConvTranspose)
+void register_resize_ops(ConverterTable& table);       // convert_resize.cpp
 
 }  // namespace autofuse::frontend::onnx_import

@@ -46,6 +46,7 @@ ConverterTable build_converter_table() {
   add(register_quantize_ops, "convert_quantize.cpp");
   add(register_pool_ops, "convert_pool.cpp");
   add(register_conv_ops, "convert_conv.cpp");
+  add(register_resize_ops, "convert_resize.cpp");
   return table;
 }
 
