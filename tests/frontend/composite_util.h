@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "autofuse/fuse/fusion.h"
+#include "autofuse/runtime/executable.h"
 #include "onnx_test_util.h"
 
 namespace autofuse::frontend::testing {
@@ -148,6 +150,15 @@ struct AxisRows {
   }
   int64_t at(int64_t o, int64_t i, int64_t j) const { return (o * len + i) * inner + j; }
 };
+
+/// The model compiled for two threads, its kernels cached in `cache_dir`.
+inline std::unique_ptr<runtime::Executable> compile_two_threads(const OnnxModel& model,
+                                                                const std::string& cache_dir) {
+  runtime::CompileOptions options;
+  options.compiler.cache_dir = cache_dir;
+  options.threads = 2;
+  return runtime::Executable::build(model.graph, options);
+}
 
 /// Kernels after fusing the imported graph (default configuration).
 inline int fused_kernels(const OnnxModel& model) {

@@ -58,13 +58,6 @@ std::vector<double> conv2d(const HostTensor& x, const HostTensor& w, const HostT
   return out;
 }
 
-std::unique_ptr<runtime::Executable> compile(const OnnxModel& model, const TempDir& cache) {
-  runtime::CompileOptions options;
-  options.compiler.cache_dir = cache.path();
-  options.threads = 2;
-  return runtime::Executable::build(model.graph, options);
-}
-
 TEST(ImportConv, HandWorkedExample) {
   // x = 1..9 in 3x3, w = [[1, 0], [0, -1]]: every output is x[i][j] -
   // x[i+1][j+1] = -4, plus the bias.
@@ -74,8 +67,8 @@ TEST(ImportConv, HandWorkedExample) {
   n.initializer_inputs = {1, 2};
   expect_close(n.run()[0], {1, 1, 2, 2}, {-3.5, -3.5, -3.5, -3.5}, 0, 0, "reference");
   TempDir cache;
-  expect_close(compile(n.import(), cache)->run(n.graph_inputs())[0], {1, 1, 2, 2},
-               {-3.5, -3.5, -3.5, -3.5}, 0, 0, "compiled");
+  expect_close(compile_two_threads(n.import(), cache.path())->run(n.graph_inputs())[0],
+               {1, 1, 2, 2}, {-3.5, -3.5, -3.5, -3.5}, 0, 0, "compiled");
 }
 
 TEST(ImportConv, AttributesAgainstADirectConvolution) {
@@ -109,8 +102,8 @@ TEST(ImportConv, AttributesAgainstADirectConvolution) {
       const double tol = dt == DType::f32 ? 1e-5 : dt == DType::f16 ? 2e-2 : 1e-1;
       expect_close(n.run()[0], shape, want, tol, tol, what + " (reference)");
       TempDir cache;
-      expect_close(compile(n.import(), cache)->run(n.graph_inputs())[0], shape, want, tol, tol,
-                   what + " (compiled)");
+      expect_close(compile_two_threads(n.import(), cache.path())->run(n.graph_inputs())[0], shape,
+                   want, tol, tol, what + " (compiled)");
     }
   }
 }
@@ -159,7 +152,7 @@ TEST(ImportConv, SamePaddingOnSymbolicSizesWithStrideOne) {
       .output("y");
   const OnnxModel model = m.import();
   TempDir cache;
-  auto exe = compile(model, cache);
+  auto exe = compile_two_threads(model, cache.path());
   uint64_t seed = 60;
   for (auto [h, wd] : {std::pair<int64_t, int64_t>{1, 1}, {5, 7}, {13, 2}}) {
     const HostTensor x = random_host(DType::f32, {2, 3, h, wd}, seed++);
@@ -191,7 +184,7 @@ TEST(ImportConv, ConvAddReluIsOneLibraryCallAndOneKernel) {
   const OnnxModel model = m.import();
   EXPECT_EQ(fused_kernels(model), 1);
   TempDir cache;
-  auto exe = compile(model, cache);
+  auto exe = compile_two_threads(model, cache.path());
   EXPECT_EQ(exe->report().kernels, 1) << fuse::print_fused_graph(exe->fused());
   uint64_t seed = 80;
   for (auto [n, h, wd] : {std::array<int64_t, 3>{1, 1, 1}, {2, 7, 5}, {3, 17, 31}, {1, 64, 63}}) {
@@ -324,8 +317,8 @@ TEST(ImportConvTranspose, AttributesAgainstTheScatterDefinition) {
       const double tol = dt == DType::f32 ? 1e-5 : 1e-1;
       expect_close(n.run()[0], shape, want, tol, tol, what + " (reference)");
       TempDir cache;
-      expect_close(compile(n.import(), cache)->run(n.graph_inputs())[0], shape, want, tol, tol,
-                   what + " (compiled)");
+      expect_close(compile_two_threads(n.import(), cache.path())->run(n.graph_inputs())[0], shape,
+                   want, tol, tol, what + " (compiled)");
     }
   }
 }
@@ -363,7 +356,7 @@ TEST(ImportConvTranspose, SamePaddingOnSymbolicSizesDoublesThem) {
       .output("y");
   const OnnxModel model = m.import();
   TempDir cache;
-  auto exe = compile(model, cache);
+  auto exe = compile_two_threads(model, cache.path());
   uint64_t seed = 500;
   for (auto [h, wd] : {std::pair<int64_t, int64_t>{1, 1}, {4, 7}, {9, 2}}) {
     const HostTensor x = random_host(DType::f32, {2, 3, h, wd}, seed++);

@@ -91,13 +91,6 @@ const char* op_of(Kind kind) {
   return kind == Kind::Max ? "MaxPool" : kind == Kind::Average ? "AveragePool" : "LpPool";
 }
 
-std::unique_ptr<runtime::Executable> compile(const OnnxModel& model, const TempDir& cache) {
-  runtime::CompileOptions options;
-  options.compiler.cache_dir = cache.path();
-  options.threads = 2;
-  return runtime::Executable::build(model.graph, options);
-}
-
 /// The reference and the compiled model both match pool2d.
 void expect_pool(Kind kind, DType dt, const std::vector<int64_t>& x_shape, const Pool2d& p,
                  uint64_t seed) {
@@ -118,8 +111,8 @@ void expect_pool(Kind kind, DType dt, const std::vector<int64_t>& x_shape, const
   const double tol = kind == Kind::Max ? 0 : dt == DType::f32 ? 1e-5 : rtol_of(dt);
   expect_close(n.run()[0], shape, want, tol, tol, what + " (reference)");
   TempDir cache;
-  expect_close(compile(n.import(), cache)->run(n.graph_inputs())[0], shape, want, tol, tol,
-               what + " (compiled)");
+  expect_close(compile_two_threads(n.import(), cache.path())->run(n.graph_inputs())[0], shape, want,
+               tol, tol, what + " (compiled)");
 }
 
 Pool2d pool(std::vector<int64_t> kernel, std::vector<int64_t> strides,
@@ -214,7 +207,7 @@ TEST(ImportPool, AutoPadOnSymbolicSizesAndReluMaxPoolBlock) {
       .output("y");
   const OnnxModel model = m.import();
   TempDir cache;
-  auto exe = compile(model, cache);
+  auto exe = compile_two_threads(model, cache.path());
   uint64_t seed = 300;
   for (auto [n, h, w] : {std::array<int64_t, 3>{1, 1, 1}, {2, 5, 7}, {1, 31, 17}, {3, 64, 65}}) {
     const HostTensor x = random_host(DType::f32, {n, 3, h, w}, seed++);

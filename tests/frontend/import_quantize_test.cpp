@@ -27,20 +27,11 @@ using ::testing::HasSubstr;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-/// The model compiled for two threads, with its kernels cached in `cache`.
-std::unique_ptr<runtime::Executable> compile(const OnnxModel& model,
-                                             const autofuse::testing::TempDir& cache) {
-  runtime::CompileOptions options;
-  options.compiler.cache_dir = cache.file("cache");
-  options.threads = 2;
-  return runtime::Executable::build(model.graph, options);
-}
-
 /// The model compiled and run on `inputs`.
 std::vector<HostTensor> run_compiled(const OnnxModel& model,
                                      const std::vector<HostTensor>& inputs) {
   autofuse::testing::TempDir cache;
-  return compile(model, cache)->run(inputs);
+  return compile_two_threads(model, cache.file("cache"))->run(inputs);
 }
 
 /// Both the reference interpreter and the compiled model give `want`
@@ -295,7 +286,7 @@ TEST(ImportQuantize, DequantizeOpQuantizeFusesIntoOneKernelOnEveryShape) {
       const OnnxModel model = qdq_chain(act, q);
       EXPECT_EQ(fused_kernels(model), 1) << dtype_name(act) << " " << dtype_name(q);
       autofuse::testing::TempDir cache;
-      auto exe = compile(model, cache);
+      auto exe = compile_two_threads(model, cache.file("cache"));
       const double qlo = q == DType::u8 ? 0 : -128, qhi = q == DType::u8 ? 255 : 127;
       for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{1, 1},
                                        {3, 7},

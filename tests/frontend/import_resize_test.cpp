@@ -41,13 +41,6 @@ OnnxModel resize_model(const std::vector<Dim>& dims, int64_t k, const ResizeCase
   return m.import();
 }
 
-std::unique_ptr<runtime::Executable> compile(const OnnxModel& model, const TempDir& cache) {
-  runtime::CompileOptions options;
-  options.compiler.cache_dir = cache.path();
-  options.threads = 2;
-  return runtime::Executable::build(model.graph, options);
-}
-
 TEST(ImportResize, HandWorkedUpsamplings) {
   const HostTensor x = host(DType::f32, {1, 1, 2, 2}, {1, 2, 3, 4});
   // Nearest, asymmetric, 2x: every input repeated in a 2x2 block.
@@ -82,7 +75,7 @@ TEST(ImportResize, SymbolicSizesMatchTheStaticTaps) {
       const std::string what = fmt::format("{} {} {} k={}", c.mode, c.transform, c.nearest_mode, k);
       const OnnxModel model = resize_model({"N", 2, "H", "W"}, k, c);
       TempDir cache;
-      auto exe = compile(model, cache);
+      auto exe = compile_two_threads(model, cache.path());
       for (auto [h, w] : {std::pair<int64_t, int64_t>{1, 1}, {3, 5}, {8, 2}}) {
         const HostTensor x = random_host(DType::f32, {2, 2, h, w}, seed++);
         const HostTensor want = run(resize_model({2, 2, h, w}, k, c), {x})[0];
@@ -101,7 +94,7 @@ TEST(ImportResize, NearestKeepsIntegersAndBf16Exact) {
     const HostTensor x = random_host(dt, {1, 3, 4, 5}, 9, 0, 100);
     const HostTensor want = run(resize_model({1, 3, 4, 5}, 2, c, dt), {x})[0];
     TempDir cache;
-    auto exe = compile(resize_model({1, 3, "H", "W"}, 2, c, dt), cache);
+    auto exe = compile_two_threads(resize_model({1, 3, "H", "W"}, 2, c, dt), cache.path());
     const HostTensor got = exe->run(std::vector<HostTensor>{x})[0];
     EXPECT_EQ(got.dtype(), dt);
     expect_close(got, want.shape(), values_of(want), 0, 0, std::string(dtype_name(dt)));
