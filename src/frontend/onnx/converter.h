@@ -102,5 +102,6 @@ void register_quantize_ops(ConverterTable& table);     // convert_quantize.cpp (
 void register_pool_ops(ConverterTable& table);         // convert_pool.cpp (MaxPool, ...)
 void register_conv_ops(ConverterTable& table);         // convert_conv.cpp (Conv, ConvTranspose)
 void register_resize_ops(ConverterTable& table);       // convert_resize.cpp
+void register_einsum_ops(ConverterTable& table);       // convert_einsum.cpp
 
 }  // namespace autofuse::frontend::onnx_import

@@ -47,6 +47,7 @@ ConverterTable build_converter_table() {
   add(register_pool_ops, "convert_pool.cpp");
   add(register_conv_ops, "convert_conv.cpp");
   add(register_resize_ops, "convert_resize.cpp");
+  add(register_einsum_ops, "convert_einsum.cpp");
   return table;
 }
 
