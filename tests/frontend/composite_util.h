@@ -160,6 +160,21 @@ inline std::unique_ptr<runtime::Executable> compile_two_threads(const OnnxModel&
   return runtime::Executable::build(model.graph, options);
 }
 
+/// What importing `model` (a OneNode or a ModelBuilder) throws:
+/// "unsupported: " and the message for an UnsupportedError, the message
+/// of another UserError, or "no error".
+template <class Model>
+std::string import_error(const Model& model) {
+  try {
+    model.import();
+  } catch (const UnsupportedError& e) {
+    return std::string("unsupported: ") + e.what();
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
 /// Kernels after fusing the imported graph (default configuration).
 inline int fused_kernels(const OnnxModel& model) {
   return fuse::partition(model.graph, fuse::FusionConfig{}).num_kernels();

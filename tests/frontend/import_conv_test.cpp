@@ -197,15 +197,6 @@ TEST(ImportConv, ConvAddReluIsOneLibraryCallAndOneKernel) {
   EXPECT_EQ(exe->report().jit.compiles, 1);
 }
 
-std::string import_error(const OneNode& n) {
-  try {
-    n.import();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "no error";
-}
-
 TEST(ImportConv, BadNodesAreClearErrors) {
   OneNode n{"Conv"};
   n.inputs = {host(DType::f32, {1, 2, 5, 5}, std::vector<double>(50, 1.0)),

@@ -166,14 +166,7 @@ std::string einsum_error(const std::string& equation, const std::vector<std::vec
     m.input(names.back(), kF32, dims[i]);
   }
   m.node("Einsum", names, {"y"}, {attr("equation", equation.c_str())}).output("y");
-  try {
-    m.import();
-  } catch (const UnsupportedError& e) {
-    return std::string("unsupported: ") + e.what();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "no error";
+  return import_error(m);
 }
 
 TEST(ImportEinsum, BadEquationsAreClearErrors) {

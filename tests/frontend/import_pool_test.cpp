@@ -223,17 +223,6 @@ TEST(ImportPool, AutoPadOnSymbolicSizesAndReluMaxPoolBlock) {
   EXPECT_EQ(exe->report().jit.compiles, 1);
 }
 
-std::string import_error(const OneNode& n) {
-  try {
-    n.import();
-  } catch (const UnsupportedError& e) {
-    return std::string("unsupported: ") + e.what();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "no error";
-}
-
 TEST(ImportPool, BadOrUnimplementedNodes) {
   OneNode n{"MaxPool"};
   n.inputs = {host(DType::f32, {1, 1, 4, 4}, std::vector<double>(16, 1.0))};

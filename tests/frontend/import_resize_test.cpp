@@ -101,17 +101,6 @@ TEST(ImportResize, NearestKeepsIntegersAndBf16Exact) {
   }
 }
 
-std::string import_error(const ModelBuilder& m) {
-  try {
-    m.import();
-  } catch (const UnsupportedError& e) {
-    return std::string("unsupported: ") + e.what();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "no error";
-}
-
 std::string resize_error(const std::vector<Dim>& dims, const std::vector<double>& scales,
                          const std::vector<onnx::AttributeProto>& attrs, bool sizes_too = false) {
   ModelBuilder m(19);
