@@ -90,8 +90,11 @@ TEST(ImportEinsum, MatchesBruteForce) {
       {"abc,cd->", {{2, 3, 4}, {4, 5}}},                  // everything summed
   };
   uint64_t seed = 1;
-  for (const Case& c : cases) {
+  for (size_t ci = 0; ci < std::size(cases); ++ci) {
+    const Case& c = cases[ci];
     for (DType dt : {DType::f32, DType::i32}) {
+      // Integers take the product path: a few cases suffice (each compiles).
+      if (dt == DType::i32 && ci != 0 && ci != 4 && ci != 10) continue;
       OneNode n{"Einsum"};
       for (const auto& s : c.shapes)
         n.inputs.push_back(dt == DType::i32 ? random_host(dt, s, seed++, -5, 5)

@@ -71,7 +71,10 @@ TEST(ImportResize, SymbolicSizesMatchTheStaticTaps) {
   };
   uint64_t seed = 1;
   for (int64_t k : {2, 3}) {
-    for (const ResizeCase& c : cases) {
+    for (size_t ci = 0; ci < std::size(cases); ++ci) {
+      const ResizeCase& c = cases[ci];
+      // k = 3 (each case a compile): a nearest, a linear and a cubic table.
+      if (k == 3 && ci != 1 && ci != 7 && ci != 11) continue;
       const std::string what = fmt::format("{} {} {} k={}", c.mode, c.transform, c.nearest_mode, k);
       const OnnxModel model = resize_model({"N", 2, "H", "W"}, k, c);
       TempDir cache;
