@@ -215,6 +215,24 @@ LoadedGraph import_model(const std::string& bytes, const std::string& source) {
   return loaded;
 }
 
+/// Node tests whose expected outputs contradict their operator's doc (the
+/// ONNX reference implementation that generated them has a known bug): a
+/// mismatch there is reported as a skip with the reason, a match as a pass.
+std::optional<std::string_view> expected_data_erratum(const std::string& test) {
+  static constexpr std::string_view kWraps =
+      "the expected data wraps results beyond int8 where the QLinearMatMul doc saturates, as "
+      "autofuse and ONNX Runtime do (onnx/onnx#6169)";
+  static const std::map<std::string, std::string_view, std::less<>> kErrata = {
+      {"test_qlinearmatmul_2D_int8_float16", kWraps},
+      {"test_qlinearmatmul_2D_int8_float32", kWraps},
+      {"test_qlinearmatmul_3D_int8_float16", kWraps},
+      {"test_qlinearmatmul_3D_int8_float32", kWraps},
+  };
+  const auto it = kErrata.find(test);
+  if (it == kErrata.end()) return std::nullopt;
+  return it->second;
+}
+
 }  // namespace
 
 void run_node_test(const fs::path& test_dir, const onnx::ModelProto& model,
@@ -288,8 +306,10 @@ void run_node_test(const fs::path& test_dir, const onnx::ModelProto& model,
     std::string problem = run_data_set(*exe, loaded, sets[i]);
     ++result.data_sets;
     if (!problem.empty()) {
-      result.status = TestStatus::failed;
-      result.detail = std::move(problem);
+      const std::optional<std::string_view> erratum =
+          expected_data_erratum(test_dir.filename().string());
+      result.status = erratum ? TestStatus::skipped : TestStatus::failed;
+      result.detail = erratum ? fmt::format("{} ({})", *erratum, problem) : std::move(problem);
       return;
     }
   }

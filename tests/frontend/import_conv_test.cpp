@@ -4,7 +4,9 @@
 // double, on the reference interpreter and compiled (oneDNN); a Conv ->
 // Add -> Relu block has one library conv and one kernel and matches on
 // many shapes; bad nodes are UserErrors naming what is wrong. ConvTranspose
-// (a Conv of the zero-upsampled input) against its scatter definition.
+// (a Conv of the zero-upsampled input) against its scatter definition;
+// ConvInteger and QLinearConv against the same convolution of centered
+// integers.
 #include <cmath>
 #include <memory>
 
@@ -383,6 +385,79 @@ TEST(ImportConvTranspose, BadNodesAreClearErrors) {
   } catch (const UnsupportedError& e) {
     EXPECT_THAT(e.what(), HasSubstr("output_shape with spatial axis 0 of symbolic size H"));
   }
+}
+
+// ---- ConvInteger, QLinearConv -------------------------------------------------
+
+/// `t` with `zp` subtracted (a scalar, or one per dim-0 slice).
+HostTensor centered(const HostTensor& t, const std::vector<double>& zp) {
+  HostTensor out(DType::f64, t.shape());
+  const int64_t per = t.numel() / std::max<int64_t>(1, t.shape()[0]);
+  for (int64_t i = 0; i < t.numel(); ++i)
+    out.set_f64(i, t.get_f64(i) - zp[zp.size() == 1 ? 0 : static_cast<size_t>(i / per)]);
+  return out;
+}
+
+TEST(ImportConvInteger, CenteredIntegersConvolveExactly) {
+  for (DType dt : {DType::u8, DType::i8}) {
+    const double lo = dt == DType::u8 ? 0 : -128, hi = dt == DType::u8 ? 256 : 128;
+    OneNode n{"ConvInteger"};
+    n.inputs = {random_host(dt, {2, 4, 7, 6}, 1, lo, hi), random_host(dt, {6, 2, 3, 3}, 2, lo, hi),
+                host(dt, {}, {dt == DType::u8 ? 128.0 : -3.0}),
+                host(dt, {6}, {1, 2, 3, 4, 5, dt == DType::u8 ? 255.0 : -128.0})};
+    n.initializer_inputs = {1, 2, 3};
+    n.attrs = {attr("group", int64_t{2}), attr("pads", std::vector<int64_t>{1, 0, 1, 2}),
+               attr("strides", std::vector<int64_t>{2, 1})};
+    Conv2d p;
+    p.group = 2;
+    p.pads = {1, 0, 1, 2};
+    p.strides = {2, 1};
+    std::vector<int64_t> shape;
+    const std::vector<double> want =
+        conv2d(centered(n.inputs[0], {n.inputs[2].get_f64(0)}),
+               centered(n.inputs[1], values_of(n.inputs[3])), nullptr, p, shape);
+    const HostTensor got = n.run()[0];
+    EXPECT_EQ(got.dtype(), DType::i32);
+    expect_close(got, shape, want, 0, 0, std::string(dtype_name(dt)) + " (reference)");
+    TempDir cache;
+    expect_close(compile_two_threads(n.import(), cache.path())->run(n.graph_inputs())[0], shape,
+                 want, 0, 0, std::string(dtype_name(dt)) + " (compiled)");
+  }
+}
+
+TEST(ImportConvInteger, QLinearConvRequantizesAndSaturates) {
+  // x u8 (zp 100, scale 0.5), w i8 per output channel (scales 0.25, 2),
+  // y i8 (scale 1.5, zp -10), int32 bias.
+  OneNode n{"QLinearConv"};
+  n.inputs = {random_host(DType::u8, {1, 3, 5, 5}, 3, 0, 256),
+              host(DType::f32, {}, {0.5}),
+              host(DType::u8, {}, {100}),
+              random_host(DType::i8, {2, 3, 2, 2}, 4, -128, 128),
+              host(DType::f32, {2}, {0.25, 2}),
+              host(DType::i8, {2}, {0, 0}),
+              host(DType::f32, {}, {1.5}),
+              host(DType::i8, {}, {-10}),
+              host(DType::i32, {2}, {1000, -7})};
+  n.initializer_inputs = {1, 2, 3, 4, 5, 6, 7, 8};
+  Conv2d p;
+  std::vector<int64_t> shape;
+  const HostTensor bias = host(DType::f64, {2}, {1000, -7});
+  const std::vector<double> acc =
+      conv2d(centered(n.inputs[0], {100}), centered(n.inputs[3], {0}), &bias, p, shape);
+  std::vector<double> want;
+  const int64_t plane = shape[2] * shape[3];
+  bool saturated = false;
+  for (size_t i = 0; i < acc.size(); ++i) {
+    const float scale = 0.5f * (i / static_cast<size_t>(plane) == 0 ? 0.25f : 2.0f) / 1.5f;
+    const double v = std::nearbyint(acc[i] * static_cast<double>(scale) - 10);
+    saturated = saturated || v < -128 || v > 127;
+    want.push_back(std::clamp(v, -128.0, 127.0));
+  }
+  EXPECT_TRUE(saturated) << "the case should reach the int8 limits";
+  expect_close(n.run()[0], shape, want, 0, 0, "reference");
+  TempDir cache;
+  expect_close(compile_two_threads(n.import(), cache.path())->run(n.graph_inputs())[0], shape, want,
+               0, 0, "compiled");
 }
 
 }  // namespace import_conv_test_local

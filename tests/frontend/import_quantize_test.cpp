@@ -338,5 +338,46 @@ TEST(ImportQuantize, BadParametersAreUserErrors) {
   expect_error(dq, "x_zero_point has dtype i8");
 }
 
+TEST(ImportQuantize, QLinearMatMulRequantizesAndSaturates) {
+  // a u8 per row (zp [120, 130], scale [0.02, 0.05]), b i8 per column (zp 0,
+  // scale [0.1, 0.3, 0.2]), y u8 / i8 (scale 0.05, zp 128 / 0).
+  for (DType out : {DType::u8, DType::i8}) {
+    OneNode n{"QLinearMatMul"};
+    n.opset = 21;
+    const HostTensor a = random_host(DType::u8, {2, 7}, 1, 0, 256);
+    const HostTensor bm = random_host(DType::i8, {7, 3}, 2, -128, 128);
+    const std::vector<double> a_zp = {120, 130}, a_scale = {0.02, 0.05}, b_scale = {0.1, 0.3, 0.2};
+    const double y_zp = out == DType::u8 ? 128 : 0;
+    n.inputs = {a,
+                host(DType::f32, {2}, a_scale),
+                host(DType::u8, {2}, a_zp),
+                bm,
+                host(DType::f32, {3}, b_scale),
+                host(DType::i8, {3}, {0, 0, 0}),
+                host(DType::f32, {}, {0.05}),
+                host(out, {}, {y_zp})};
+    n.initializer_inputs = {1, 2, 4, 5, 6, 7};
+    std::vector<double> want;
+    bool saturated = false;
+    const auto [lo, hi] = integer_limits(out);
+    for (int64_t i = 0; i < 2; ++i)
+      for (int64_t j = 0; j < 3; ++j) {
+        double acc = 0;
+        for (int64_t k = 0; k < 7; ++k)
+          acc += (a.get_f64(i * 7 + k) - a_zp[static_cast<size_t>(i)]) * bm.get_f64(k * 3 + j);
+        const float scale = static_cast<float>(a_scale[static_cast<size_t>(i)]) *
+                            static_cast<float>(b_scale[static_cast<size_t>(j)]) / 0.05f;
+        const double v = std::nearbyint(acc * static_cast<double>(scale) + y_zp);
+        saturated = saturated || v < static_cast<double>(lo) || v > static_cast<double>(hi);
+        want.push_back(std::clamp(v, static_cast<double>(lo), static_cast<double>(hi)));
+      }
+    EXPECT_TRUE(saturated) << "the case should reach the output's limits";
+    const std::string what(dtype_name(out));
+    expect_close(n.run()[0], {2, 3}, want, 0, 0, what + " (reference)");
+    expect_close(run_compiled(n.import(), n.graph_inputs())[0], {2, 3}, want, 0, 0,
+                 what + " (compiled)");
+  }
+}
+
 }  // namespace import_quantize_test_local
 }  // namespace autofuse::frontend::testing

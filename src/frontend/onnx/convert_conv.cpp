@@ -1,4 +1,4 @@
-// Conv and ConvTranspose. Conv becomes the graph's conv op (oneDNN at run
+// Conv, ConvTranspose, ConvInteger and QLinearConv. Conv becomes the graph's conv op (oneDNN at run
 // time, a fusion boundary), auto_pad resolved to explicit pads here.
 // ConvTranspose is decomposed into a Conv, so it needs no library of its
 // own: y[o] = sum over taps k of x[i] W[k] where o = i * s + k * d - pad_begin
@@ -97,10 +97,9 @@ int64_t known_kernel(NodeContext& ctx, const std::vector<int64_t>& kernel, size_
   return kernel[i];
 }
 
-// Conv: x [N, C, D1..Dk], W [M, C/group, K1..Kk], optional B [M]; explicit
-// pads or auto_pad.
-void convert_conv(NodeContext& ctx) {
-  const std::vector<Tensor> inputs = conv_inputs(ctx);
+/// The conv op of the node's attributes on {x, w[, bias]} (explicit pads
+/// or auto_pad).
+Tensor conv_of(NodeContext& ctx, const std::vector<Tensor>& inputs) {
   const Tensor& x = inputs[0];
   const auto k = static_cast<size_t>(x.rank() - 2);
   ConvAttrs attrs = stride_attrs(ctx, k);
@@ -116,7 +115,88 @@ void convert_conv(NodeContext& ctx) {
                     known_kernel(ctx, kernel, i, "auto_pad " + auto_pad), attrs.strides[i],
                     attrs.dilations[i]);
   }
-  ctx.set_output(0, ctx.builder().op(OpKind::Conv, inputs, attrs));
+  return ctx.builder().op(OpKind::Conv, inputs, attrs);
+}
+
+// Conv: x [N, C, D1..Dk], W [M, C/group, K1..Kk], optional B [M].
+void convert_conv(NodeContext& ctx) {
+  ctx.set_output(0, conv_of(ctx, conv_inputs(ctx)));
+}
+
+// ---- Integer convolutions ----------------------------------------------------
+// ConvInteger and QLinearConv convolve (x - x_zero_point) and (w -
+// w_zero_point) in f64, exact while the sums stay below 2^53 (for 8-bit
+// inputs any realistic kernel), through the f64 conv (a direct loop).
+
+/// Input `i` (int8 or uint8, rank 3 to 5 for x and w) centered on the zero
+/// point input `zp_i` (a scalar, or one per output channel for w), in f64.
+Tensor centered_f64(NodeContext& ctx, int i, int zp_i, bool per_channel) {
+  GraphBuilder& b = ctx.builder();
+  Tensor x = ctx.input(i);
+  if (x.dtype() != DType::u8 && x.dtype() != DType::i8)
+    ctx.fail(fmt::format("input {} is {}; int8 or uint8 is needed", i, x.type().to_string()));
+  if (x.rank() < 3 || x.rank() > 5)
+    ctx.fail(fmt::format("input {} has rank {}; 1 to 3 spatial axes are supported", i, x.rank()));
+  Tensor xf = b.cast(x, DType::f64);
+  if (!ctx.has_input(zp_i)) return xf;
+  Tensor zp = ctx.input(zp_i);
+  if (zp.dtype() != x.dtype() || zp.rank() > 1 || (zp.rank() == 1 && !per_channel))
+    ctx.fail(fmt::format("zero point {} must be a {} of {}", zp.type().to_string(),
+                         per_channel ? "scalar or one per output channel" : "scalar",
+                         dtype_name(x.dtype())));
+  zp = b.cast(zp, DType::f64);
+  if (zp.rank() == 1) {  // [M] -> [M, 1, ...]
+    Shape shape(static_cast<size_t>(x.rank()), Expr(1));
+    shape[0] = zp.shape()[0];
+    zp = b.reshape(zp, shape);
+  }
+  return b.sub(xf, zp);
+}
+
+// ConvInteger: int32 y = conv(x - x_zero_point, w - w_zero_point).
+void convert_conv_integer(NodeContext& ctx) {
+  Tensor y = conv_of(ctx, {centered_f64(ctx, 0, 2, false), centered_f64(ctx, 1, 3, true)});
+  ctx.set_output(0, ctx.builder().cast(y, DType::i32));
+}
+
+/// A float32 scale input: a scalar, or (`channels`) one per output channel
+/// reshaped to broadcast along axis 1 of a rank-`rank` result.
+Tensor scale_input(NodeContext& ctx, int i, bool channels, int rank) {
+  GraphBuilder& b = ctx.builder();
+  Tensor s = ctx.input(i);
+  if (s.dtype() != DType::f32 || s.rank() > 1 || (s.rank() == 1 && !channels))
+    ctx.fail(fmt::format("scale {} must be a float32 {}", s.type().to_string(),
+                         channels ? "scalar or one per output channel" : "scalar"));
+  if (s.rank() == 1) {
+    Shape shape(static_cast<size_t>(rank), Expr(1));
+    shape[1] = s.shape()[0];
+    s = b.reshape(s, shape);
+  }
+  return s;
+}
+
+// QLinearConv: y = saturate(round_half_even(conv(x - x_zp, w - w_zp) + B)
+// * (x_scale * w_scale / y_scale) + y_zp)); the scale product in float32 as
+// the reference computes it, the rest in f64.
+void convert_qlinear_conv(NodeContext& ctx) {
+  GraphBuilder& b = ctx.builder();
+  std::vector<Tensor> inputs{centered_f64(ctx, 0, 2, false), centered_f64(ctx, 3, 5, true)};
+  if (ctx.num_inputs() > 8 && ctx.has_input(8)) {
+    Tensor bias = ctx.input(8);
+    if (bias.dtype() != DType::i32 || bias.rank() != 1)
+      ctx.fail(fmt::format("B {} must be a 1-D int32 tensor", bias.type().to_string()));
+    inputs.push_back(b.cast(bias, DType::f64));
+  }
+  Tensor acc = conv_of(ctx, inputs);
+  const int rank = acc.rank();
+  Tensor scale = b.div(b.mul(scale_input(ctx, 1, false, rank), scale_input(ctx, 4, true, rank)),
+                       scale_input(ctx, 6, false, rank));
+  Tensor zp = ctx.input(7);
+  const DType out = zp.dtype();
+  if ((out != DType::u8 && out != DType::i8) || zp.rank() > 1)
+    ctx.fail(fmt::format("y_zero_point {} must be an int8 or uint8 scalar", zp.type().to_string()));
+  ctx.set_output(
+      0, round_and_saturate(b, b.mul(acc, b.cast(scale, DType::f64)), b.cast(zp, DType::f64), out));
 }
 
 /// `x` with s - 1 zeros between neighbours along `axis`: length (D - 1) * s
@@ -242,6 +322,8 @@ void convert_conv_transpose(NodeContext& ctx) {
 
 void register_conv_ops(ConverterTable& table) {
   table["Conv"] = convert_conv;
+  table["ConvInteger"] = convert_conv_integer;
+  table["QLinearConv"] = convert_qlinear_conv;
   table["ConvTranspose"] = convert_conv_transpose;
 }
 

@@ -1,6 +1,6 @@
 // Linear quantization: QuantizeLinear and DequantizeLinear (opsets 10..22:
 // per-tensor, per-axis and blocked scales; 8-, 16- and 4-bit integers and the
-// float8 types) and DynamicQuantizeLinear, decomposed into primitive ops so
+// float8 types), DynamicQuantizeLinear and QLinearMatMul, decomposed into primitive ops so
 // that a model's Q/DQ pairs fuse with the ops between them (the quantized
 // tensors are what moves through memory). Semantics follow the operator docs
 // and the ONNX reference implementation; where the doc is silent they are
@@ -96,20 +96,6 @@ Tensor quant_param(NodeContext& ctx, int i, const Tensor& x, std::string_view wh
   r = b.reshape(r, joined);
   if (*unused == 0) return r;
   return b.slice(r, SliceAttrs{{axis}, {0}, {-*unused}, {1}});
-}
-
-/// q = x / scale rounded to nearest even, plus the zero point (both in
-/// q's type), saturated to [lo, hi]: NaN goes to lo (as the reference's and ONNX Runtime's integer
-/// conversion of NaN does), +-inf saturate.
-Tensor round_and_saturate(GraphBuilder& b, Tensor q, std::optional<Tensor> zero_point, DType qdt) {
-  const DType cdt = q.dtype();
-  q = b.unary(OpKind::Round, q);
-  if (zero_point) q = b.add(q, *zero_point);
-  const auto [lo, hi] = integer_limits(qdt);
-  Tensor low = b.scalar(static_cast<double>(lo), cdt);
-  q = b.where(b.binary(OpKind::Ge, q, low), q, low);
-  q = b.binary(OpKind::Min, q, b.scalar(static_cast<double>(hi), cdt));
-  return b.cast(q, qdt);
 }
 
 // QuantizeLinear: y = saturate(round(x / y_scale) + y_zero_point) for
@@ -211,9 +197,45 @@ void convert_dynamic_quantize_linear(NodeContext& ctx) {
   if (ctx.has_output(2)) ctx.set_output(2, b.cast(zp, DType::u8));
 }
 
+// QLinearMatMul: y = saturate(round_half_even((a - a_zp) @ (b - b_zp) *
+// (a_scale * b_scale / y_scale) + y_zp)), 8-bit integers; scales and zero
+// points per tensor, or per row of a / per column of b. The integer product
+// is an f64 matmul (exact while the sums stay below 2^53); the scale
+// product in the scales' float type as the reference computes it, the rest
+// in f64. The result saturates, as the doc and ONNX Runtime do (the ONNX
+// reference wraps: onnx/onnx#6169).
+void convert_qlinear_matmul(NodeContext& ctx) {
+  GraphBuilder& b = ctx.builder();
+  auto operand = [&](int i, int scale_i, int zp_i, bool per_row) {
+    Tensor x = ctx.input(i), scale = ctx.input(scale_i), zp = ctx.input(zp_i);
+    if ((x.dtype() != DType::u8 && x.dtype() != DType::i8) || x.rank() < 2)
+      ctx.unsupported(
+          fmt::format("QLinearMatMul of {} (int8/uint8 of rank >= 2 only)", x.type().to_string()));
+    if (zp.dtype() != x.dtype() || zp.rank() > 1 || scale.dtype() != ctx.input_dtype(6) ||
+        !is_float(scale.dtype()) || scale.rank() > 1)
+      ctx.fail(fmt::format(
+          "scale {} and zero point {} must be scalars or vectors of y_scale's float type and {}",
+          scale.type().to_string(), zp.type().to_string(), dtype_name(x.dtype())));
+    auto placed = [&](Tensor v) {  // one per row of a: [M] -> [M, 1]
+      return per_row && v.rank() == 1 ? b.reshape(v, {v.shape()[0], sym::Expr(1)}) : v;
+    };
+    return std::pair{b.sub(b.cast(x, DType::f64), placed(b.cast(zp, DType::f64))), placed(scale)};
+  };
+  const auto [a, a_scale] = operand(0, 1, 2, /*per_row=*/true);
+  const auto [bm, b_scale] = operand(3, 4, 5, /*per_row=*/false);
+  Tensor y_scale = ctx.input(6), y_zp = ctx.input(7);
+  const DType out = y_zp.dtype();
+  if ((out != DType::u8 && out != DType::i8) || y_zp.rank() > 1)
+    ctx.fail(fmt::format("y_zero_point {} must be int8 or uint8", y_zp.type().to_string()));
+  Tensor scale = b.cast(b.div(b.mul(a_scale, b_scale), y_scale), DType::f64);
+  ctx.set_output(
+      0, round_and_saturate(b, b.mul(b.matmul(a, bm), scale), b.cast(y_zp, DType::f64), out));
+}
+
 }  // namespace
 
 void register_quantize_ops(ConverterTable& table) {
+  table["QLinearMatMul"] = convert_qlinear_matmul;
   table["QuantizeLinear"] = convert_quantize_linear;
   table["DequantizeLinear"] = convert_dequantize_linear;
   table["DynamicQuantizeLinear"] = convert_dynamic_quantize_linear;

@@ -134,4 +134,15 @@ std::pair<int64_t, int64_t> auto_pads(NodeContext& ctx, const std::string& mode,
   return mode == "SAME_UPPER" ? std::pair{small, large} : std::pair{large, small};
 }
 
+Tensor round_and_saturate(GraphBuilder& b, Tensor q, std::optional<Tensor> zero_point, DType qdt) {
+  const DType cdt = q.dtype();
+  q = b.unary(OpKind::Round, q);
+  if (zero_point) q = b.add(q, *zero_point);
+  const auto [lo, hi] = integer_limits(qdt);
+  Tensor low = b.scalar(static_cast<double>(lo), cdt);
+  q = b.where(b.binary(OpKind::Ge, q, low), q, low);
+  q = b.binary(OpKind::Min, q, b.scalar(static_cast<double>(hi), cdt));
+  return b.cast(q, qdt);
+}
+
 }  // namespace autofuse::frontend::onnx_import

@@ -76,6 +76,13 @@ std::pair<int64_t, int64_t> auto_pads(NodeContext& ctx, const std::string& mode,
                                       const sym::Expr& in, int64_t kernel, int64_t stride,
                                       int64_t dilation);
 
+/// q (x / scale, or an integer accumulator times its scale) rounded to
+/// nearest even, plus the zero point (both in q's type), saturated to the
+/// limits of the integer type qdt and cast to it: NaN goes to the lower
+/// limit (as the reference's and ONNX Runtime's integer conversion of NaN
+/// does), +-inf saturate. (QuantizeLinear, QLinearMatMul, QLinearConv.)
+Tensor round_and_saturate(GraphBuilder& b, Tensor q, std::optional<Tensor> zero_point, DType qdt);
+
 /// Registered from convert_shape.cpp: Slice, Gather, Concat, Split, Pad
 /// (convert_select.cpp).
 void register_select_ops(ConverterTable& table);
