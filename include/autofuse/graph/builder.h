@@ -21,7 +21,10 @@ namespace autofuse {
 
 class GraphBuilder;
 
-/// A value being built. Only valid with the builder that made it.
+/// A value being built. Only valid with the builder that made it. type()
+/// and shape() refer into the graph's value table, which adding a node may
+/// reallocate: copy a dim or shape that must outlive the next op
+/// (`const Shape s = t.shape();`), never keep a reference across one.
 struct Tensor {
   ValueId id = -1;
   GraphBuilder* builder = nullptr;

@@ -219,7 +219,7 @@ Tensor zero_upsample(GraphBuilder& b, const Tensor& x, int64_t axis, int64_t s) 
 /// every spatial axis reversed.
 Tensor transposed_kernel(NodeContext& ctx, const Tensor& w, int64_t group) {
   GraphBuilder& b = ctx.builder();
-  const Shape& s = w.shape();
+  const Shape s = w.shape();  // a copy: adding nodes moves the graph's values
   const Expr in_per_group = sym::floordiv(s[0], Expr(group));
   if (!sym::proven_eq(in_per_group * Expr(group), s[0]))
     ctx.fail(

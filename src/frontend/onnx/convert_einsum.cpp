@@ -61,7 +61,7 @@ Term diagonals(NodeContext& ctx, Term term, const std::string& text) {
   for (size_t i = 0; i < term.labels.size(); ++i) {
     for (size_t j = i + 1; j < term.labels.size(); ++j) {
       if (term.labels[j] != term.labels[i]) continue;
-      const Shape& shape = term.t.shape();
+      const Shape shape = term.t.shape();
       const std::optional<int64_t> n = shape[i].as_const();
       if (!n || !sym::proven_eq(shape[i], shape[j]))
         ctx.unsupported(fmt::format("the diagonal of label '{}' in term '{}' over dims {} and {}",

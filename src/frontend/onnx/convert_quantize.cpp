@@ -76,7 +76,7 @@ Tensor quant_param(NodeContext& ctx, int i, const Tensor& x, std::string_view wh
                       "the same size in every other dimension",
                       what, p.type().to_string(), x.type().to_string(), axis));
   const sym::Expr& blocks = ps[a];
-  const sym::Expr& len = x.shape()[a];
+  const sym::Expr len = x.shape()[a];
   // blocks = ceil(len / block): the blocks cover the axis, the last one not
   // empty.
   const sym::Expr tail = blocks * sym::Expr(block) - len;

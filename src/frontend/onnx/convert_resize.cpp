@@ -366,7 +366,7 @@ void convert_resize(NodeContext& ctx) {
     for (size_t i = 0; i < na; ++i) {
       scale[i] = (*scales_in)[i];
       if (!(scale[i] > 0)) ctx.fail(fmt::format("scale {} must be > 0", scale[i]));
-      const Expr& in = x.shape()[static_cast<size_t>(axes[i])];
+      const Expr in = x.shape()[static_cast<size_t>(axes[i])];
       if (std::optional<int64_t> n = in.as_const()) {
         out[i] = Expr(static_cast<int64_t>(scale[i] * static_cast<double>(*n)));
       } else if (scale[i] == std::floor(scale[i])) {
@@ -380,7 +380,7 @@ void convert_resize(NodeContext& ctx) {
     const std::string policy = ctx.attr_string("keep_aspect_ratio_policy", "stretch");
     std::vector<double> ratio(na);
     for (size_t i = 0; i < na; ++i) {
-      const Expr& in = x.shape()[static_cast<size_t>(axes[i])];
+      const Expr in = x.shape()[static_cast<size_t>(axes[i])];
       out[i] = (*sizes_in)[i];
       if (sym::proven_eq(out[i], in) && policy == "stretch") continue;  // scale 1
       const std::optional<int64_t> n = in.as_const(), m = out[i].as_const();
@@ -407,7 +407,7 @@ void convert_resize(NodeContext& ctx) {
   Tensor y = cast_if(b, x, compute);
   for (size_t i = na; i-- > 0;) {  // the last axis first, as the reference nests them
     const int64_t axis = axes[i];
-    const Expr& in = x.shape()[static_cast<size_t>(axis)];
+    const Expr in = x.shape()[static_cast<size_t>(axis)];  // a copy: taps add nodes
     if (scale[i] == 1 && sym::proven_eq(out[i], in) && a.transform != "tf_crop_and_resize")
       continue;  // every transform maps such an axis onto itself
     AxisTaps taps;
