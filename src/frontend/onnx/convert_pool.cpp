@@ -74,6 +74,15 @@ std::vector<AxisWindow> pool_windows(NodeContext& ctx, const Tensor& x) {
     ctx.fail(
         fmt::format("auto_pad '{}' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID", auto_pad));
   }
+  for (size_t i = 0; i < k; ++i) {  // a window must fit (a symbolic size: the slices' guards)
+    const std::optional<int64_t> size = x.shape()[i + 2].as_const();
+    const int64_t span = w[i].dilation * (w[i].kernel - 1) + 1;
+    if (size && *size + w[i].pad_begin + w[i].pad_end < span)
+      ctx.fail(
+          fmt::format("spatial axis {}: the padded input ({}) is smaller than the dilated "
+                      "kernel ({})",
+                      i, *size + w[i].pad_begin + w[i].pad_end, span));
+  }
   if (ctx.attr_int("ceil_mode", 0) == 0) return w;
   for (size_t i = 0; i < k; ++i) {
     AxisWindow& a = w[i];
@@ -84,7 +93,6 @@ std::vector<AxisWindow> pool_windows(NodeContext& ctx, const Tensor& x) {
       ctx.unsupported(fmt::format("ceil_mode with stride {} on spatial axis {} of symbolic size {}",
                                   a.stride, i, x.shape()[i + 2].to_string()));
     const int64_t padded = *size + a.pad_begin + a.pad_end;
-    if (padded < span) continue;  // an error either way, reported by the slices' shapes
     int64_t out = (padded - span + a.stride - 1) / a.stride + 1;
     if ((out - 1) * a.stride >= *size + a.pad_begin) {
       if (ctx.opset() < 22)
