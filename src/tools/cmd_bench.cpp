@@ -20,6 +20,7 @@
 // calls: the overhead is then negative, and reported as is.
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 
@@ -40,9 +41,10 @@ namespace {
 struct BenchOptions {
   std::string path;
   std::vector<std::string> shapes;
-  int reps = 0;           // 0: adaptive
-  int threads = 0;        // 0: one per core
-  double min_time = 1.0;  // adaptive: about this many seconds per shape
+  int reps = 0;             // 0: adaptive
+  int threads = 0;          // 0: one per core
+  double min_time = 1.0;    // adaptive: about this many seconds per shape
+  double stream_mib = 128;  // per STREAM array: well beyond the L3 by default
   bool json = false;
 };
 
@@ -78,14 +80,21 @@ int run(const BenchOptions& options) {
   std::vector<sym::Binding> bindings = bindings_for_graph(*graph, options.shapes);
   if (options.threads < 0) throw UserError("--threads must be >= 0 (0: one per core)");
   if (options.min_time <= 0) throw UserError("--min-time must be > 0");
+  if (!(options.stream_mib > 0)) throw UserError("--stream-mib must be > 0");
+  const long stream_elements =
+      std::max(1L, static_cast<long>(options.stream_mib * (1 << 20) / sizeof(double)));
   runtime::CompileOptions fused_options = compile_options(true);
-  runtime::CompileOptions unfused_options = compile_options(false);
+  // With $AUTOFUSE_DUMP the unfused program dumps into a subfolder: in the
+  // same folder its files would replace the fused program's.
+  const char* dump = std::getenv("AUTOFUSE_DUMP");
+  runtime::CompileOptions unfused_options = compile_options(
+      false, dump != nullptr && *dump != '\0' ? std::string(dump) + "/unfused" : "");
   fused_options.threads = unfused_options.threads = options.threads;
   auto fused = runtime::Executable::build(graph, fused_options);
   auto unfused = runtime::Executable::build(graph, unfused_options);
   // STREAM is measured before and after the timings and the better figure
   // kept, so a noisy moment does not flatter the kernel's ratio.
-  StreamResult stream = measure_stream(options.threads);
+  StreamResult stream = measure_stream(options.threads, stream_elements);
   nlohmann::json results = nlohmann::json::array();
   for (const sym::Binding& binding : bindings) {
     std::vector<HostTensor> inputs = random_inputs(*graph, binding, /*seed=*/1);
@@ -140,7 +149,7 @@ int run(const BenchOptions& options) {
                         {"pct_of_stream", 100.0 * gbps / stream.triad_gbps}};
     results.push_back(std::move(r));
   }
-  StreamResult best = stream.best(measure_stream(options.threads));
+  StreamResult best = stream.best(measure_stream(options.threads, stream_elements));
   for (auto& r : results) {
     const double gbps = r["gbps"].get<double>();
     const double mix =
@@ -201,6 +210,8 @@ Runner add_bench_command(CLI::App& app) {
                   "threads for kernels and STREAM (0: one per core)");
   cmd->add_option("--min-time", options->min_time,
                   "seconds per shape when --reps is not given (default 1)");
+  cmd->add_option("--stream-mib", options->stream_mib,
+                  "MiB per STREAM array (default 128; smaller than the L3 measures the cache)");
   cmd->add_flag("--json", options->json, "print JSON instead of text");
   return [cmd, options]() { return cmd->parsed() ? run(*options) : -1; };
 }

@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <iterator>
 
 #include <nlohmann/json.hpp>
 
@@ -19,6 +21,7 @@ namespace autofuse::testing {
 namespace bench_cli_test_local {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // A bandwidth in GB/s a real machine can show (not 0, inf or NaN).
 void expect_bandwidth(const nlohmann::json& doc, const char* key) {
@@ -78,8 +81,10 @@ TEST(CliBench, ThreadsStreamFiguresAndReadWriteMix) {
                         Case{"patterns/mse.af", "N=13,D=96", Mix::Read},
                         Case{"patterns/swiglu.af", "B=1,S=3", Mix::Triad}}) {
     SCOPED_TRACE(c.file);
+    // 1 MiB STREAM arrays: the test checks the fields, not the machine
+    // (128 MiB arrays took most of its time under ASan).
     CliResult r = run_cli({"bench", example_path(c.file), "--shape", c.shape, "--threads", "1",
-                           "--reps", "3", "--json"},
+                           "--reps", "3", "--stream-mib", "1", "--json"},
                           {"AUTOFUSE_CACHE_DIR=" + dir});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     nlohmann::json doc = nlohmann::json::parse(r.out);
@@ -105,7 +110,7 @@ TEST(CliBench, ThreadsStreamFiguresAndReadWriteMix) {
   }
   // The byte counts of layernorm [37, 256]: x and y in f32, gamma and beta.
   CliResult r = run_cli({"bench", example_path("layernorm.af"), "--shape", "N=37,D=256",
-                         "--threads", "1", "--reps", "3", "--json"},
+                         "--threads", "1", "--reps", "3", "--stream-mib", "1", "--json"},
                         {"AUTOFUSE_CACHE_DIR=" + dir});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   nlohmann::json res = nlohmann::json::parse(r.out)["results"][0];
@@ -120,9 +125,10 @@ TEST(CliBench, BareCallTimeAndRuntimeOverhead) {
   const std::string dir = make_temp_dir();
   for (const char* threads : {"1", "2"}) {
     SCOPED_TRACE(threads);
-    CliResult r = run_cli({"bench", example_path("layernorm.af"), "--shape", "N=37,D=256",
-                           "--shape", "N=4,D=8", "--threads", threads, "--reps", "3", "--json"},
-                          {"AUTOFUSE_CACHE_DIR=" + dir});
+    CliResult r =
+        run_cli({"bench", example_path("layernorm.af"), "--shape", "N=37,D=256", "--shape",
+                 "N=4,D=8", "--threads", threads, "--reps", "3", "--stream-mib", "1", "--json"},
+                {"AUTOFUSE_CACHE_DIR=" + dir});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     nlohmann::json doc = nlohmann::json::parse(r.out);
     ASSERT_EQ(doc["results"].size(), 2u);
@@ -137,16 +143,35 @@ TEST(CliBench, BareCallTimeAndRuntimeOverhead) {
     }
   }
   CliResult text = run_cli({"bench", example_path("layernorm.af"), "--shape", "N=4,D=8",
-                            "--threads", "1", "--reps", "3"},
+                            "--threads", "1", "--reps", "3", "--stream-mib", "1"},
                            {"AUTOFUSE_CACHE_DIR=" + dir});
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_THAT(text.out, HasSubstr("bare kernel calls"));
   EXPECT_THAT(text.out, HasSubstr("runtime overhead"));
 }
 
-TEST(CliBench, RejectsBadThreadsAndMinTime) {
-  for (const auto& flag :
-       std::vector<std::pair<std::string, std::string>>{{"--threads", "-2"}, {"--min-time", "0"}}) {
+TEST(CliBench, DumpsTheFusedProgramAndTheUnfusedInASubfolder) {
+  // The unfused program compiles second; in the same folder its dumps
+  // replaced the fused program's.
+  const std::string dir = make_temp_dir();
+  CliResult r = run_cli({"bench", example_path("patterns/attention_transpose.af"), "--shape",
+                         "B=1,S=8", "--threads", "1", "--reps", "3", "--stream-mib", "1"},
+                        {"AUTOFUSE_CACHE_DIR=" + dir + "/cache", "AUTOFUSE_DUMP=" + dir + "/dump"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto read = [](const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string fused = read(dir + "/dump/01_fused.txt");
+  const std::string unfused = read(dir + "/dump/unfused/01_fused.txt");
+  EXPECT_THAT(fused, HasSubstr("# kernels: 1"));
+  EXPECT_THAT(fused, Not(HasSubstr("library_transpose")));
+  EXPECT_THAT(unfused, HasSubstr("library_transpose"));
+}
+
+TEST(CliBench, RejectsBadThreadsMinTimeAndStreamSize) {
+  for (const auto& flag : std::vector<std::pair<std::string, std::string>>{
+           {"--threads", "-2"}, {"--min-time", "0"}, {"--stream-mib", "0"}}) {
     CliResult r = run_cli(
         {"bench", example_path("layernorm.af"), "--shape", "N=4,D=8", flag.first, flag.second});
     EXPECT_EQ(r.exit_code, 2) << flag.first;

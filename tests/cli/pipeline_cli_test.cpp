@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_runner.h"
+#include "sanitizer.h"
 
 namespace autofuse::testing {
 // File-local helpers and tests, in a namespace named after the file (not an
@@ -19,18 +20,6 @@ namespace pipeline_cli_test_local {
 
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
-
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
 
 // Every example, with the symbols it has.
 const char* const kExamples[] = {"layernorm.af",     "softmax.af",       "gelu.af",
@@ -69,7 +58,7 @@ std::vector<std::string> shape_args() {
   std::vector<std::string> args;
   for (int n : ns)
     for (int d : ds) {
-      if (kSanitized && static_cast<long>(n) * d > 100000) continue;
+      if (kUnderAddressSanitizer && static_cast<long>(n) * d > 100000) continue;
       args.push_back("--shape");
       args.push_back("N=" + std::to_string(n) + ",D=" + std::to_string(d));
     }

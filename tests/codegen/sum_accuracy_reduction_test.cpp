@@ -22,6 +22,7 @@
 
 #include "autofuse/graph/builder.h"
 #include "reduction_test_util.h"
+#include "sanitizer.h"
 
 namespace autofuse::codegen_test {
 // File-local helpers and tests, in a namespace named after the file (not an
@@ -109,7 +110,10 @@ Kernel sum_kernel(DType dt, bool column) {
 }
 
 TEST(SumAccuracy, WithinTheStatedBoundAtTwoToThe24) {
-  const int64_t n = int64_t{1} << 24;
+  // 2^22 under ASan (a quarter of the time; the bound and the adversarial
+  // input's check hold there too): ASan checks the runner's memory, not the
+  // accuracy at size, which the release build tests.
+  const int64_t n = int64_t{1} << (kUnderAddressSanitizer ? 22 : 24);
   for (DType dt : {DType::f32, DType::f16, DType::bf16}) {
     std::vector<Kernel> kernels;
     kernels.push_back(sum_kernel(dt, false));
