@@ -7,7 +7,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "autofuse/runtime/executable.h"
 #include "composite_util.h"
+#include "temp_dir.h"
 
 namespace autofuse::frontend::testing {
 // File-local helpers and tests, in a namespace named after the file (not an
@@ -104,6 +106,25 @@ TEST(CompositeLayerNorm, RejectsANonFloatStashType) {
   } catch (const UserError& e) {
     EXPECT_THAT(e.what(), HasSubstr("stash_type 7"));
   }
+}
+
+TEST(CompositeLpNormalization, BothNormsAlongAnAxis) {
+  // p = 1 divides by the sum of |x| (as ONNX Runtime; the reference sums x),
+  // p = 2 by the root of the sum of squares; compiled and interpreted.
+  const HostTensor x = host(DType::f32, {2, 3}, {3, -4, 0, 1, 2, -2});
+  OneNode n{"LpNormalization"};
+  n.inputs = {x};
+  n.attrs = {attr("axis", 1), attr("p", 1)};
+  expect_close(n.run()[0], {2, 3}, {3.0 / 7, -4.0 / 7, 0, 0.2, 0.4, -0.4}, 1e-6, 1e-6, "p=1");
+  n.attrs = {attr("axis", 0)};  // p = 2 by default
+  const double c0 = std::sqrt(10.0), c1 = std::sqrt(20.0), c2 = 2;
+  const std::vector<double> want = {3 / c0, -4 / c1, 0 / c2, 1 / c0, 2 / c1, -2 / c2};
+  expect_close(n.run()[0], {2, 3}, want, 1e-6, 1e-6, "p=2 axis 0");
+  TempDir cache;
+  auto exe = compile_two_threads(n.import(), cache.path());
+  expect_close(exe->run(std::vector<HostTensor>{x})[0], {2, 3}, want, 1e-6, 1e-6, "compiled");
+  n.attrs = {attr("p", 3)};
+  EXPECT_THAT(import_error(n), HasSubstr("p = 3; LpNormalization takes p = 1 or 2"));
 }
 
 /// Softmax (or log-softmax) along `axis` in double.

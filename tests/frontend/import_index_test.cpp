@@ -270,6 +270,19 @@ TEST(ImportIndex, ScatterElementsReductions) {
   expect_output(n, DType::boolean, {3}, {0, 1, 1}, "bool");
 }
 
+TEST(ImportIndex, DeprecatedScatterIsScatterElements) {
+  // Scatter-9 (an opset-10 model) and Scatter-11 mean ScatterElements
+  // without a reduction.
+  for (int64_t opset : {10, 11}) {
+    OneNode n{"Scatter"};
+    n.opset = opset;
+    n.inputs = {host(DType::f32, {2, 3}, {1, 2, 3, 4, 5, 6}), host(DType::i64, {1, 2}, {1, 0}),
+                host(DType::f32, {1, 2}, {-1, -2})};
+    n.attrs = {attr("axis", 0)};
+    expect_output(n, DType::f32, {2, 3}, {1, -2, 3, -1, 5, 6}, fmt::format("opset {}", opset));
+  }
+}
+
 TEST(ImportIndex, ScatterNDSlicesAndDuplicates) {
   const HostTensor data = iota_host(DType::f32, {3, 2});
   OneNode n{"ScatterND"};

@@ -104,6 +104,35 @@ TEST(ImportResize, NearestKeepsIntegersAndBf16Exact) {
   }
 }
 
+TEST(ImportResize, UpsampleOpsets7And9) {
+  // Upsample-9 (scales input) and Upsample-7 (scales attribute): nearest
+  // takes floor(o / scale), linear is asymmetric with edge clamping.
+  const HostTensor x = host(DType::f32, {1, 1, 2, 2}, {1, 2, 3, 4});
+  const auto upsample = [&](int64_t opset, const char* mode, double sh, double sw) {
+    ModelBuilder m(opset);
+    m.input("x", kF32, {1, 1, 2, 2});
+    if (opset >= 9) {
+      m.initializer(tensor("scales", kF32, {4}, {1, 1, sh, sw}));
+      m.node("Upsample", {"x", "scales"}, {"y"}, {attr("mode", mode)});
+    } else {
+      m.node("Upsample", {"x"}, {"y"},
+             {attr("mode", mode), attr("scales", std::vector<float>{1, 1, static_cast<float>(sh),
+                                                                    static_cast<float>(sw)})});
+    }
+    m.output("y");
+    return m;
+  };
+  for (int64_t opset : {7, 9}) {
+    const std::string what = fmt::format("opset {}", opset);
+    expect_close(run(upsample(opset, "nearest", 2, 1.5).import(), {x})[0], {1, 1, 4, 3},
+                 {1, 1, 2, 1, 1, 2, 3, 3, 4, 3, 3, 4}, 0, 0, what + " nearest");
+    // Rows at 0, 0.5, 1, 1.5 (clamped to 1): 1, 2 / 2, 3 / 3, 4 / 3, 4.
+    expect_close(run(upsample(opset, "linear", 2, 1).import(), {x})[0], {1, 1, 4, 2},
+                 {1, 2, 2, 3, 3, 4, 3, 4}, 1e-6, 1e-6, what + " linear");
+  }
+  EXPECT_THAT(import_error(upsample(9, "nearest", 0.5, 1)), HasSubstr("scale 0.5 must be >= 1"));
+}
+
 std::string resize_error(const std::vector<Dim>& dims, const std::vector<double>& scales,
                          const std::vector<onnx::AttributeProto>& attrs, bool sizes_too = false) {
   ModelBuilder m(19);

@@ -79,6 +79,14 @@ inline onnx::AttributeProto attr(const std::string& name, const std::vector<int6
     a.add_ints(x);
   return a;
 }
+inline onnx::AttributeProto attr(const std::string& name, const std::vector<float>& v) {
+  onnx::AttributeProto a;
+  a.set_name(name);
+  a.set_type(onnx::AttributeProto::FLOATS);
+  for (float x : v)
+    a.add_floats(x);
+  return a;
+}
 inline onnx::AttributeProto attr(const std::string& name, const char* v) {
   onnx::AttributeProto a;
   a.set_name(name);

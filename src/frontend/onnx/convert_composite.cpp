@@ -53,6 +53,22 @@ void convert_layer_norm(NodeContext& ctx) {
   if (ctx.has_output(2)) ctx.set_output(2, inv_std);
 }
 
+// LpNormalization: x / ||x||_p along one axis, p 1 or 2 (the sum of |x|,
+// as ONNX Runtime computes it; the ONNX reference sums x^p, which differs
+// from the norm only for p = 1 and negative values). A zero norm divides
+// by zero (inf or NaN), as in both.
+void convert_lp_normalization(NodeContext& ctx) {
+  GraphBuilder& b = ctx.builder();
+  Tensor x = float_input(ctx, 0);
+  const int64_t axis = normalize_axis(ctx, ctx.attr_int("axis", -1), x.rank(), "axis");
+  const int64_t p = ctx.attr_int("p", 2);
+  if (p != 1 && p != 2) ctx.fail(fmt::format("p = {}; LpNormalization takes p = 1 or 2", p));
+  Tensor xs = cast_if(b, x, float_compute_dtype(x.dtype()));
+  Tensor norm = p == 1 ? b.reduce_sum(b.unary(OpKind::Abs, xs), {axis}, /*keepdims=*/true)
+                       : b.sqrt(b.reduce_sum(b.mul(xs, xs), {axis}, /*keepdims=*/true));
+  ctx.set_output(0, cast_if(b, b.div(xs, norm), x.dtype()));
+}
+
 // Softmax-13 / LogSoftmax-13: one axis; max-shifted for stability. Softmax
 // multiplies by the sum's reciprocal, computed once per row (as PyTorch's
 // and ONNX Runtime's CPU kernels do; within 1.5 ulp of the quotient):
@@ -396,6 +412,7 @@ void convert_norm_reduce_as(NodeContext& ctx) {
 
 void register_composite_ops(ConverterTable& table) {
   table["LayerNormalization"] = convert_layer_norm;
+  table["LpNormalization"] = convert_lp_normalization;
   table["Softmax"] = convert_softmax;
   table["LogSoftmax"] = convert_log_softmax;
   table["BatchNormalization"] = convert_batch_norm;

@@ -278,34 +278,6 @@ BoundedIndex wrap_index(GraphBuilder& b, Tensor index, const sym::Expr& len) {
                       b.binary(OpKind::Lt, i, n))};
 }
 
-/// The row-major flat index (int64) of coordinates (one tensor per dim,
-/// broadcast together) into a tensor of shape `dims`.
-Tensor flat_index(GraphBuilder& b, const std::vector<Tensor>& coords, const Shape& dims) {
-  AF_CHECK(!coords.empty() && coords.size() == dims.size(), "flat_index: {} coordinates, rank {}",
-           coords.size(), dims.size());
-  sym::Expr stride(1);
-  std::optional<Tensor> sum;
-  for (size_t d = dims.size(); d-- > 0;) {
-    Tensor term = coords[d];
-    if (stride != sym::Expr(1)) term = b.mul(term, size_tensor(b, stride, DType::i64));
-    sum = sum ? b.add(*sum, term) : term;
-    stride = stride * dims[d];
-  }
-  return *sum;
-}
-
-/// data (flattened over its first `lead` dims) gathered at `flat` where
-/// `valid`; an invalid position reads past the end, which the gather
-/// rejects at run time, so a bad index never yields a wrong element.
-Tensor gather_flat(GraphBuilder& b, Tensor data, size_t lead, Tensor flat, Tensor valid) {
-  Shape dims = data.shape();
-  const sym::Expr total = numel(Shape(dims.begin(), dims.begin() + static_cast<long>(lead)));
-  Shape flat_shape = {total};
-  flat_shape.insert(flat_shape.end(), dims.begin() + static_cast<long>(lead), dims.end());
-  Tensor index = b.where(valid, flat, size_tensor(b, total, DType::i64));
-  return b.gather(b.reshape(data, flat_shape), index, 0);
-}
-
 Tensor integer_input(NodeContext& ctx, int i, std::string_view what) {
   Tensor t = ctx.input(i);
   if (!is_integer(t.dtype()))
@@ -577,6 +549,8 @@ void register_index_ops(ConverterTable& table) {
   table["GatherND"] = convert_gather_nd;
   table["ReverseSequence"] = convert_reverse_sequence;
   table["ScatterElements"] = convert_scatter_elements;
+  table["Scatter"] =
+      convert_scatter_elements;  // deprecated (9-10): ScatterElements without reduction
   table["ScatterND"] = convert_scatter_nd;
   table["DepthToSpace"] = convert_depth_to_space;
   table["SpaceToDepth"] = convert_space_to_depth;

@@ -229,10 +229,7 @@ std::optional<AxisTaps> periodic_taps(NodeContext& ctx, const ResizeAttrs& a, co
   Tensor o = b.iota(DType::i64, {out}, 0);
   Tensor kk = b.scalar(static_cast<double>(k), DType::i64);
   Tensor q = b.div(o, kk), r = b.binary(OpKind::Mod, o, kk);
-  // in - 1 as the last element of iota([in]): an index expression in the
-  // kernel (size_tensor's sum of ones would be a reduction per element).
-  Tensor last = b.reshape(
-      b.slice(b.iota(DType::i64, {in}, 0), SliceAttrs{{0}, {-1}, {kSliceEnd}, {1}}), Shape{});
+  Tensor last = size_tensor(b, in - Expr(1), DType::i64);  // in - 1 >= 0: in >= 1
   for (int j = 0; j < n; ++j) {
     Tensor shift = b.gather(b.constant(vector_constant(DType::i64, offset[j])), r, 0);
     Tensor index = b.add(q, shift);
@@ -321,43 +318,22 @@ std::optional<std::vector<double>> constant_values(NodeContext& ctx, int i, cons
   return v;
 }
 
-void convert_resize(NodeContext& ctx) {
+/// x resized along `axes` by `scales_in` or to `sizes_in` (exactly one
+/// given, one entry per axis), roi {starts..., ends...} for
+/// tf_crop_and_resize. Shared by Resize and Upsample.
+Tensor resize(NodeContext& ctx, Tensor x, const ResizeAttrs& a, const std::vector<int64_t>& axes,
+              const std::optional<std::vector<double>>& scales_in,
+              const std::optional<std::vector<Expr>>& sizes_in, const std::vector<double>& roi) {
   GraphBuilder& b = ctx.builder();
-  Tensor x = ctx.input(0);
-  const ResizeAttrs a = resize_attrs(ctx);
+  const size_t na = axes.size();
   if (a.mode != Mode::Nearest && !is_float(x.dtype()))
     ctx.unsupported(fmt::format("{} interpolation of {} (float types only)",
                                 a.mode == Mode::Linear ? "linear" : "cubic",
                                 dtype_name(x.dtype())));
-  const int rank = x.rank();
-  std::vector<int64_t> axes;
-  for (int64_t d : ctx.attr_ints("axes", std::vector<int64_t>{}))
-    axes.push_back(normalize_axis(ctx, d, rank, "axes"));
-  if (axes.empty())
-    for (int64_t d = 0; d < rank; ++d)
-      axes.push_back(d);
-  const size_t na = axes.size();
-
-  const std::optional<std::vector<double>> scales_in = constant_values(ctx, 2, "scales");
-  std::optional<std::vector<Expr>> sizes_in;
-  if (ctx.num_inputs() > 3 && ctx.has_input(3)) {
-    sizes_in = require_known(ctx, 3, "sizes");
-    if (sizes_in->empty()) sizes_in.reset();
-  }
   if (scales_in.has_value() == sizes_in.has_value())
     ctx.fail("exactly one of scales and sizes must be given");
   if ((scales_in && scales_in->size() != na) || (sizes_in && sizes_in->size() != na))
     ctx.fail(fmt::format("scales/sizes need {} entries (one per resized axis)", na));
-  std::vector<double> roi(2 * na, 0.0);
-  for (size_t i = 0; i < na; ++i)
-    roi[na + i] = 1.0;
-  if (a.transform == "tf_crop_and_resize") {
-    const std::optional<std::vector<double>> r = constant_values(ctx, 1, "roi");
-    if (!r || r->size() != 2 * na)
-      ctx.fail(fmt::format("tf_crop_and_resize needs roi with {} entries", 2 * na));
-    roi = *r;
-  }
-
   // Per resized axis: the output size and the scale of the coordinate
   // transform, as the reference computes them.
   std::vector<Expr> out(na);
@@ -423,13 +399,77 @@ void convert_resize(NodeContext& ctx) {
     }
     y = apply_taps(b, y, axis, taps, a);
   }
-  ctx.set_output(0, cast_if(b, y, x.dtype()));
+  return cast_if(b, y, x.dtype());
+}
+
+void convert_resize(NodeContext& ctx) {
+  Tensor x = ctx.input(0);
+  const ResizeAttrs a = resize_attrs(ctx);
+  const int rank = x.rank();
+  std::vector<int64_t> axes;
+  for (int64_t d : ctx.attr_ints("axes", std::vector<int64_t>{}))
+    axes.push_back(normalize_axis(ctx, d, rank, "axes"));
+  if (axes.empty())
+    for (int64_t d = 0; d < rank; ++d)
+      axes.push_back(d);
+  const size_t na = axes.size();
+  const std::optional<std::vector<double>> scales_in = constant_values(ctx, 2, "scales");
+  std::optional<std::vector<Expr>> sizes_in;
+  if (ctx.num_inputs() > 3 && ctx.has_input(3)) {
+    sizes_in = require_known(ctx, 3, "sizes");
+    if (sizes_in->empty()) sizes_in.reset();
+  }
+  std::vector<double> roi(2 * na, 0.0);
+  for (size_t i = 0; i < na; ++i)
+    roi[na + i] = 1.0;
+  if (a.transform == "tf_crop_and_resize") {
+    const std::optional<std::vector<double>> r = constant_values(ctx, 1, "roi");
+    if (!r || r->size() != 2 * na)
+      ctx.fail(fmt::format("tf_crop_and_resize needs roi with {} entries", 2 * na));
+    roi = *r;
+  }
+
+  ctx.set_output(0, resize(ctx, x, a, axes, scales_in, sizes_in, roi));
+}
+
+// Upsample (7, 9; deprecated in 10 for Resize): every axis scaled by
+// scales (an attribute in 7, input 1 after), out = floor(in * scale),
+// nearest or linear with the asymmetric transform (x = o / scale) and
+// nearest taking floor(x), as Resize-10 and ONNX Runtime define it.
+void convert_upsample(NodeContext& ctx) {
+  Tensor x = ctx.input(0);
+  ResizeAttrs a;
+  const std::string mode = ctx.attr_string("mode", "nearest");
+  if (mode == "linear" || mode == "bilinear") {
+    a.mode = Mode::Linear;
+  } else if (mode != "nearest") {
+    ctx.fail(fmt::format("mode '{}' is not one of nearest, linear", mode));
+  }
+  a.transform = "asymmetric";
+  a.nearest_mode = "floor";
+  std::optional<std::vector<double>> scales;
+  if (ctx.num_inputs() > 1) {
+    scales = constant_values(ctx, 1, "scales");
+  } else {
+    const std::vector<float> attr = ctx.attr_floats("scales", std::vector<float>{});
+    if (!attr.empty()) scales = std::vector<double>(attr.begin(), attr.end());
+  }
+  if (!scales) ctx.fail("scales must be given (input 1, or the attribute in Upsample-7)");
+  for (double s : *scales)
+    if (!(s >= 1)) ctx.fail(fmt::format("scale {} must be >= 1 (Upsample)", s));
+  std::vector<int64_t> axes;
+  for (int64_t d = 0; d < x.rank(); ++d)
+    axes.push_back(d);
+  std::vector<double> roi(2 * axes.size(), 0.0);
+  std::fill(roi.begin() + static_cast<long>(axes.size()), roi.end(), 1.0);
+  ctx.set_output(0, resize(ctx, x, a, axes, scales, std::nullopt, roi));
 }
 
 }  // namespace
 
 void register_resize_ops(ConverterTable& table) {
   table["Resize"] = convert_resize;
+  table["Upsample"] = convert_upsample;
 }
 
 }  // namespace autofuse::frontend::onnx_import

@@ -108,7 +108,12 @@ std::optional<KnownOperands> known_operands(NodeContext& ctx) {
 Tensor size_tensor(GraphBuilder& b, const sym::Expr& e, DType dtype) {
   if (std::optional<int64_t> c = e.as_const()) return b.scalar(static_cast<double>(*c), dtype);
   AF_CHECK(sym::value_range(e).lo >= 0, "size_tensor of {}, which may be negative", e.to_string());
-  return b.reduce_sum(b.broadcast_to(b.scalar(1, dtype), {e}), {0}, false);
+  // The last element of iota([e + 1]): an index expression wherever it is
+  // fused (a sum of e ones was a reduction over e per element of every
+  // consumer: GatherElements on [N, C, H, W] summed C*H*W ones per output).
+  return b.reshape(
+      b.slice(b.iota(dtype, {e + sym::Expr(1)}, 0), SliceAttrs{{0}, {-1}, {kSliceEnd}, {1}}),
+      Shape{});
 }
 
 bool proven_non_negative(const sym::Expr& e) {
@@ -143,6 +148,29 @@ Tensor round_and_saturate(GraphBuilder& b, Tensor q, std::optional<Tensor> zero_
   q = b.where(b.binary(OpKind::Ge, q, low), q, low);
   q = b.binary(OpKind::Min, q, b.scalar(static_cast<double>(hi), cdt));
   return b.cast(q, qdt);
+}
+
+Tensor flat_index(GraphBuilder& b, const std::vector<Tensor>& coords, const Shape& dims) {
+  AF_CHECK(!coords.empty() && coords.size() == dims.size(), "flat_index: {} coordinates, rank {}",
+           coords.size(), dims.size());
+  sym::Expr stride(1);
+  std::optional<Tensor> sum;
+  for (size_t d = dims.size(); d-- > 0;) {
+    Tensor term = coords[d];
+    if (stride != sym::Expr(1)) term = b.mul(term, size_tensor(b, stride, DType::i64));
+    sum = sum ? b.add(*sum, term) : term;
+    stride = stride * dims[d];
+  }
+  return *sum;
+}
+
+Tensor gather_flat(GraphBuilder& b, Tensor data, size_t lead, Tensor flat, Tensor valid) {
+  Shape dims = data.shape();
+  const sym::Expr total = numel(Shape(dims.begin(), dims.begin() + static_cast<long>(lead)));
+  Shape flat_shape = {total};
+  flat_shape.insert(flat_shape.end(), dims.begin() + static_cast<long>(lead), dims.end());
+  Tensor index = b.where(valid, flat, size_tensor(b, total, DType::i64));
+  return b.gather(b.reshape(data, flat_shape), index, 0);
 }
 
 }  // namespace autofuse::frontend::onnx_import

@@ -60,8 +60,9 @@ struct KnownOperands {
 /// Every input known (and rank <= 1) and broadcast-compatible, else nullopt.
 std::optional<KnownOperands> known_operands(NodeContext& ctx);
 
-/// A rank-0 integer tensor holding the size expression `e` (>= 0) at run
-/// time: sum(broadcast(1, [e])), which keeps it symbolic.
+/// A rank-0 tensor holding the size expression `e` (>= 0) at run time: the
+/// last element of iota([e + 1]), which keeps it symbolic and fuses as an
+/// index expression.
 Tensor size_tensor(GraphBuilder& b, const sym::Expr& e, DType dtype);
 
 /// Whether `e` is >= 0 for every value of the symbols.
@@ -82,6 +83,15 @@ std::pair<int64_t, int64_t> auto_pads(NodeContext& ctx, const std::string& mode,
 /// limit (as the reference's and ONNX Runtime's integer conversion of NaN
 /// does), +-inf saturate. (QuantizeLinear, QLinearMatMul, QLinearConv.)
 Tensor round_and_saturate(GraphBuilder& b, Tensor q, std::optional<Tensor> zero_point, DType qdt);
+
+/// The row-major flat index (int64) of coordinates (one tensor per dim,
+/// broadcast together) into a tensor of shape `dims`.
+Tensor flat_index(GraphBuilder& b, const std::vector<Tensor>& coords, const Shape& dims);
+
+/// data (flattened over its first `lead` dims) gathered at `flat` where
+/// `valid`; an invalid position reads past the end, which the gather
+/// rejects at run time, so a bad index never yields a wrong element.
+Tensor gather_flat(GraphBuilder& b, Tensor data, size_t lead, Tensor flat, Tensor valid);
 
 /// Registered from convert_shape.cpp: Slice, Gather, Concat, Split, Pad
 /// (convert_select.cpp).

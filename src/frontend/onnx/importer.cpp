@@ -48,6 +48,7 @@ ConverterTable build_converter_table() {
   add(register_conv_ops, "convert_conv.cpp");
   add(register_resize_ops, "convert_resize.cpp");
   add(register_einsum_ops, "convert_einsum.cpp");
+  add(register_sample_ops, "convert_sample.cpp");
   return table;
 }
 

@@ -88,6 +88,9 @@ constexpr OldVersion kOldVersions[] = {
     {"ReduceSumSquare", 11, "13 added bfloat16"},
     {"Relu", 6, "13 added bfloat16"},
     {"Reshape", 5, "13 added bfloat16"},
+    {"Scatter", 9,
+     "11 allowed negative indices (from the end) and deprecated it for ScatterElements-11; "
+     "the same for the non-negative indices 9 allows"},
     {"Shape", 1, "13 added bfloat16"},
     {"Sigmoid", 6, "13 added bfloat16"},
     {"Sign", 9, "13 added bfloat16"},
@@ -98,6 +101,10 @@ constexpr OldVersion kOldVersions[] = {
     {"Tanh", 6, "13 added bfloat16"},
     {"Tile", 6, "13 added bfloat16"},
     {"Transpose", 1, "13 added bfloat16"},
+    {"Upsample", 7,
+     "scales is an attribute instead of input 1 (convert_upsample reads either); otherwise as "
+     "9 and the deprecated 10"},
+    {"Upsample", 9, "10 deprecated it for Resize-10 and changed nothing else"},
 };
 
 struct Opset22Version {
