@@ -223,13 +223,79 @@ TEST(ImportPool, AutoPadOnSymbolicSizesAndReluMaxPoolBlock) {
   EXPECT_EQ(exe->report().jit.compiles, 1);
 }
 
+/// MaxPool's Indices in the reference's scan: windows in row-major order, a
+/// data element replacing the best only when strictly greater, padding
+/// skipped; storage_order 1 numbers the spatial positions column-major.
+std::vector<double> max_pool_indices(const HostTensor& x, const Pool2d& p, int64_t order) {
+  const int64_t n = x.shape()[0], c = x.shape()[1], h = x.shape()[2], w = x.shape()[3];
+  const int64_t oh =
+      out_len(h, p.kernel[0], p.strides[0], p.dilations[0], p.pads[0], p.pads[2], p.ceil);
+  const int64_t ow =
+      out_len(w, p.kernel[1], p.strides[1], p.dilations[1], p.pads[1], p.pads[3], p.ceil);
+  std::vector<double> out;
+  for (int64_t plane = 0; plane < n * c; ++plane)
+    for (int64_t i = 0; i < oh; ++i)
+      for (int64_t j = 0; j < ow; ++j) {
+        double best = 0;
+        int64_t at = -1;
+        for (int64_t u = 0; u < p.kernel[0]; ++u)
+          for (int64_t v = 0; v < p.kernel[1]; ++v) {
+            const int64_t y = i * p.strides[0] - p.pads[0] + u * p.dilations[0];
+            const int64_t z = j * p.strides[1] - p.pads[1] + v * p.dilations[1];
+            if (y < 0 || y >= h || z < 0 || z >= w) continue;
+            const double value = x.get_f64((plane * h + y) * w + z);
+            if (at < 0 || value > best) {
+              best = value;
+              at = plane * h * w + (order == 0 ? y * w + z : y + z * h);
+            }
+          }
+        out.push_back(static_cast<double>(at));
+      }
+  return out;
+}
+
+TEST(ImportPool, MaxPoolIndicesFirstMaximumInBothStorageOrders) {
+  // Values from {-inf, -1, 0, 1}: many ties, and windows whose data is all
+  // -inf next to the padding (which must never be the index).
+  uint64_t seed = 300;
+  for (size_t g = 0; g < geometries().size(); ++g) {
+    for (int64_t order : {0, 1}) {
+      HostTensor x = random_host(DType::f32, {2, 2, 7, 6}, seed++, -1.5, 1.5);
+      for (int64_t e = 0; e < x.numel(); ++e) {
+        const double v = std::round(x.get_f64(e));
+        x.set_f64(e, v < -1 ? -std::numeric_limits<double>::infinity() : v);
+      }
+      OneNode n{"MaxPool"};
+      n.opset = 22;
+      n.inputs = {x};
+      n.attrs = geometries()[g].attrs(Kind::Max);
+      n.attrs.push_back(attr("storage_order", order));
+      n.num_outputs = 2;
+      std::vector<int64_t> shape;
+      const std::vector<double> values = pool2d(x, Kind::Max, geometries()[g], shape);
+      const std::vector<double> want = max_pool_indices(x, geometries()[g], order);
+      const std::string what = fmt::format("geometry {} storage_order {}", g, order);
+      const std::vector<HostTensor> ref = n.run();
+      expect_close(ref[0], shape, values, 0, 0, what + " values (reference)");
+      EXPECT_EQ(ref[1].dtype(), DType::i64) << what;
+      expect_close(ref[1], shape, want, 0, 0, what + " indices (reference)");
+      if (g % 2 == 1) continue;  // compiled: every other geometry (each a compile)
+      TempDir cache;
+      const std::vector<HostTensor> got =
+          compile_two_threads(n.import(), cache.path())->run(n.graph_inputs());
+      expect_close(got[0], shape, values, 0, 0, what + " values (compiled)");
+      expect_close(got[1], shape, want, 0, 0, what + " indices (compiled)");
+    }
+  }
+}
+
 TEST(ImportPool, BadOrUnimplementedNodes) {
   OneNode n{"MaxPool"};
   n.inputs = {host(DType::f32, {1, 1, 4, 4}, std::vector<double>(16, 1.0))};
   n.attrs = {attr("kernel_shape", std::vector<int64_t>{2, 2})};
   n.num_outputs = 2;
-  EXPECT_THAT(import_error(n), HasSubstr("unsupported: "));
-  EXPECT_THAT(import_error(n), HasSubstr("the Indices output of MaxPool"));
+  n.attrs.push_back(attr("storage_order", int64_t{2}));
+  EXPECT_THAT(import_error(n), HasSubstr("storage_order 2 is not 0 (row major) or 1"));
   n.num_outputs = 1;
   n.attrs = {attr("kernel_shape", std::vector<int64_t>{2})};
   EXPECT_THAT(import_error(n), HasSubstr("need 2 entries (one per spatial axis), got 1"));

@@ -12,7 +12,8 @@
 // padded input (counted with count_include_pad, as the ONNX reference and
 // its node tests do); a window that would start in the end padding is
 // dropped, as opset 22 specifies (earlier opsets left that case open: an
-// UnsupportedError there).
+// UnsupportedError there). MaxPool's Indices carry (value, is data, index)
+// through the same taps (max_pool_indices).
 #include <algorithm>
 #include <limits>
 #include <optional>
@@ -182,14 +183,76 @@ Tensor pool_input(NodeContext& ctx, bool integers_too) {
   return x;
 }
 
+/// MaxPool's Indices: the flat index into X (storage_order 0: row-major
+/// over [N, C, D1, ...]; 1: the spatial dims column-major, 2-D only) of each
+/// window's first maximum in row-major window order, as the reference scans
+/// (a later element wins only when strictly greater; padding never wins).
+/// Separable like the values: per axis, last to first, the taps carry
+/// (value, is data, index), the first strictly greater data tap taking over.
+Tensor max_pool_indices(NodeContext& ctx, const Tensor& x, const std::vector<AxisWindow>& windows,
+                        const Tensor& lowest) {
+  GraphBuilder& b = ctx.builder();
+  const Shape xs = x.shape();  // a copy: new nodes move the graph's storage
+  const int64_t order = ctx.attr_int("storage_order", 0);
+  if (order != 0 && order != 1)
+    ctx.fail(fmt::format("storage_order {} is not 0 (row major) or 1 (column major)", order));
+  if (order == 1 && xs.size() != 4)
+    ctx.unsupported(fmt::format("storage_order 1 for {} spatial dims (2 only)", xs.size() - 2));
+  std::vector<Tensor> coords;
+  for (size_t d = 0; d < xs.size(); ++d)
+    coords.push_back(b.iota(DType::i64, xs, static_cast<int64_t>(d)));
+  Shape dims = xs;
+  if (order == 1) {  // ((n * C + c) * W + w) * H + h
+    std::swap(coords[2], coords[3]);
+    std::swap(dims[2], dims[3]);
+  }
+  Tensor index = flat_index(b, coords, dims);
+  Tensor value = x;
+  Tensor data = b.broadcast_to(b.scalar(1, DType::boolean), xs);
+  const Tensor no = b.scalar(0, DType::boolean), zero = b.scalar(0, DType::i64);
+  // The last axis first: within each row the first maximum, then across
+  // rows the first row holding the maximum (row-major first; the other
+  // order would find the column-major first).
+  for (size_t i = windows.size(); i-- > 0;) {
+    const AxisWindow& a = windows[i];
+    const auto axis = static_cast<int64_t>(i + 2);
+    const auto pad = [&](const Tensor& t, const Tensor& v) {
+      return pad_axis(b, t, axis, a.pad_begin, a.pad_end + a.extra, v);
+    };
+    value = pad(value, lowest);
+    data = pad(data, no);
+    index = pad(index, zero);
+    std::optional<Tensor> best_value, best_data, best_index;
+    for (int64_t t = 0; t < a.kernel; ++t) {
+      const int64_t back = a.dilation * (a.kernel - 1 - t);
+      const SliceAttrs tap{{axis}, {t * a.dilation}, {back == 0 ? kSliceEnd : -back}, {a.stride}};
+      Tensor v = b.slice(value, tap), m = b.slice(data, tap), idx = b.slice(index, tap);
+      if (!best_value) {
+        best_value = v, best_data = m, best_index = idx;
+        continue;
+      }
+      Tensor take = b.binary(OpKind::And, m,
+                             b.binary(OpKind::Or, b.unary(OpKind::Not, *best_data),
+                                      b.binary(OpKind::Gt, v, *best_value)));
+      best_value = b.where(take, v, *best_value);
+      best_index = b.where(take, idx, *best_index);
+      best_data = b.binary(OpKind::Or, *best_data, m);
+    }
+    value = *best_value, data = *best_data, index = *best_index;
+  }
+  return index;
+}
+
 void convert_max_pool(NodeContext& ctx) {
   GraphBuilder& b = ctx.builder();
   Tensor x = pool_input(ctx, /*integers_too=*/true);
-  if (ctx.num_outputs() > 1 && ctx.has_output(1)) ctx.unsupported("the Indices output of MaxPool");
   const std::vector<AxisWindow> windows = pool_windows(ctx, x);
   const double lowest = is_float(x.dtype()) ? -std::numeric_limits<double>::infinity()
                                             : static_cast<double>(integer_limits(x.dtype()).first);
-  ctx.set_output(0, pool_axes(b, x, windows, b.scalar(lowest, x.dtype()), OpKind::Max));
+  const Tensor pad = b.scalar(lowest, x.dtype());
+  ctx.set_output(0, pool_axes(b, x, windows, pad, OpKind::Max));
+  if (ctx.num_outputs() > 1 && ctx.has_output(1))
+    ctx.set_output(1, max_pool_indices(ctx, x, windows, pad));
 }
 
 void convert_average_pool(NodeContext& ctx) {
