@@ -290,6 +290,87 @@ TEST(ImportAffineGrid, IdentityGridSamplesTheInputBack) {
   }
 }
 
+struct Col2ImCase {
+  std::vector<int64_t> image, block, dilations, pads, strides;
+};
+
+/// Col2Im by scattering every column element, as the reference does.
+std::vector<double> reference_col2im(const HostTensor& x, const Col2ImCase& c) {
+  const size_t k = c.image.size();
+  std::vector<int64_t> blocks(k);
+  int64_t kernel = 1, positions = 1, image = 1;
+  for (size_t i = 0; i < k; ++i) {
+    blocks[i] = (c.image[i] + c.pads[i] + c.pads[k + i] - c.dilations[i] * (c.block[i] - 1) - 1) /
+                    c.strides[i] +
+                1;
+    kernel *= c.block[i];
+    positions *= blocks[i];
+    image *= c.image[i];
+  }
+  const int64_t planes = x.shape()[0] * (x.shape()[1] / kernel);
+  std::vector<double> out(static_cast<size_t>(planes * image), 0.0);
+  for (int64_t plane = 0; plane < planes; ++plane)
+    for (int64_t o = 0; o < kernel; ++o)
+      for (int64_t q = 0; q < positions; ++q) {
+        int64_t rest_o = o, rest_q = q, p = 0, scale = 1;
+        bool inside = true;
+        for (size_t i = k; i-- > 0;) {
+          const int64_t oi = rest_o % c.block[i], qi = rest_q % blocks[i];
+          rest_o /= c.block[i];
+          rest_q /= blocks[i];
+          const int64_t at = qi * c.strides[i] - c.pads[i] + oi * c.dilations[i];
+          inside = inside && at >= 0 && at < c.image[i];
+          p += at * scale;
+          scale *= c.image[i];
+        }
+        if (inside)
+          out[static_cast<size_t>(plane * image + p)] +=
+              x.get_f64((plane * kernel + o) * positions + q);
+      }
+  return out;
+}
+
+TEST(ImportCol2Im, OneTwoAndThreeSpatialDimsWithASymbolicBatch) {
+  const Col2ImCase cases[] = {
+      {{7}, {3}, {1}, {1, 0}, {2}},
+      {{5, 6}, {2, 3}, {1, 1}, {0, 1, 1, 0}, {1, 2}},
+      {{6, 5}, {3, 2}, {2, 1}, {1, 1, 2, 0}, {2, 1}},  // dilated, blocks overlapping unevenly
+      {{3, 4, 3}, {2, 2, 2}, {1, 1, 1}, {0, 0, 0, 0, 1, 0}, {1, 2, 1}},
+  };
+  uint64_t seed = 40;
+  for (const Col2ImCase& c : cases) {
+    const size_t k = c.image.size();
+    int64_t kernel = 1, positions = 1;
+    for (size_t i = 0; i < k; ++i) {
+      kernel *= c.block[i];
+      positions *=
+          (c.image[i] + c.pads[i] + c.pads[k + i] - c.dilations[i] * (c.block[i] - 1) - 1) /
+              c.strides[i] +
+          1;
+    }
+    const std::string what =
+        fmt::format("image [{}] block [{}]", fmt::join(c.image, ","), fmt::join(c.block, ","));
+    for (int64_t channels : {1, 3}) {
+      ModelBuilder mc(18);
+      mc.input("x", kF32, {"N", channels * kernel, positions})
+          .initializer(ints("image", c.image))
+          .initializer(ints("block", c.block))
+          .node("Col2Im", {"x", "image", "block"}, {"y"},
+                {attr("dilations", c.dilations), attr("pads", c.pads), attr("strides", c.strides)})
+          .output("y");
+      TempDir cache;
+      auto exe = compile_two_threads(mc.import(), cache.path());
+      for (int64_t n : {1, 2}) {
+        const HostTensor x = random_host(DType::f32, {n, channels * kernel, positions}, seed++);
+        std::vector<int64_t> shape = {n, channels};
+        shape.insert(shape.end(), c.image.begin(), c.image.end());
+        expect_close(exe->run(std::vector<HostTensor>{x})[0], shape, reference_col2im(x, c), 1e-5,
+                     1e-5, fmt::format("{} N={} C={}", what, n, channels));
+      }
+    }
+  }
+}
+
 TEST(ImportGridSample, BadNodes) {
   const auto error = [](const std::vector<Dim>& x, const std::vector<Dim>& g,
                         std::vector<onnx::AttributeProto> attrs) {
@@ -316,6 +397,20 @@ TEST(ImportGridSample, BadNodes) {
       .node("AffineGrid", {"theta", "size"}, {"grid"})
       .output("grid");
   EXPECT_THAT(import_error(m3), HasSubstr("theta f32[1, 2, 3] must be [N, 3, 4]"));
+  const auto col2im_error = [](const std::vector<Dim>& x) {
+    ModelBuilder m(18);
+    m.input("x", kF32, x)
+        .initializer(ints("image", {4, 4}))
+        .initializer(ints("block", {2, 2}))
+        .node("Col2Im", {"x", "image", "block"}, {"y"})
+        .output("y");
+    return import_error(m);
+  };
+  EXPECT_THAT(col2im_error({1, 8, 9}), HasSubstr("no error"));
+  EXPECT_THAT(col2im_error({1, 8, 10}), HasSubstr("must be [N, C * 4, 9] (the block positions)"));
+  EXPECT_THAT(col2im_error({1, 6, 9}),
+              HasSubstr("input dim 1 (6) is not a multiple of the block size 4"));
+  EXPECT_THAT(col2im_error({1, "CK", 9}), HasSubstr("unsupported: "));
 }
 
 }  // namespace import_sample_test_local

@@ -1,4 +1,5 @@
-// GridSample (16, 20, 22) and AffineGrid (20): spatial transformers.
+// GridSample (16, 20, 22) and AffineGrid (20): spatial transformers; and
+// Col2Im (18), images summed from sliding blocks (see there).
 //
 // GridSample reads X [N, C, D1..Dk] at the positions a grid [N, O1..Ok, k]
 // names (normalized to [-1, 1], the last grid component indexing the last
@@ -23,6 +24,7 @@
 // grid component i indexes (component 0 is the last dim, x).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <utility>
@@ -300,11 +302,112 @@ void convert_affine_grid(NodeContext& ctx) {
   ctx.set_output(0, cast_if(b, grid, theta.dtype()));
 }
 
+// Col2Im: the image [N, C, D1..Dk] summed from sliding blocks
+// x [N, C * K1..Kk, L] (L = B1..Bk block positions, Bi = (Di + pads -
+// dilation * (Ki - 1) - 1) / stride + 1): image position p receives, from
+// every kernel offset o, block q with q * stride - pad_begin + o * dilation
+// = p on every dim. The image and block shapes are constants, so each
+// offset's block index per image position (or none) is a constant table:
+// one gather from x's offset-o plane per offset, masked and summed, fused.
+void convert_col2im(NodeContext& ctx) {
+  GraphBuilder& b = ctx.builder();
+  Tensor x = float_input(ctx, 0);
+  const std::vector<int64_t> image = require_const_ints(ctx, 1, "image_shape");
+  const std::vector<int64_t> block = require_const_ints(ctx, 2, "block_shape");
+  const size_t k = image.size();
+  if (k == 0 || block.size() != k)
+    ctx.fail(
+        fmt::format("image_shape has {} entries and block_shape {}; both need one per "
+                    "spatial dim",
+                    image.size(), block.size()));
+  const std::vector<int64_t> dilations = ctx.attr_ints("dilations", std::vector<int64_t>(k, 1));
+  const std::vector<int64_t> strides = ctx.attr_ints("strides", std::vector<int64_t>(k, 1));
+  const std::vector<int64_t> pads = ctx.attr_ints("pads", std::vector<int64_t>(2 * k, 0));
+  if (dilations.size() != k || strides.size() != k || pads.size() != 2 * k)
+    ctx.fail(fmt::format("dilations, strides and pads need {}, {} and {} entries", k, k, 2 * k));
+  std::vector<int64_t> blocks(k);
+  int64_t kernel_size = 1, positions = 1, image_size = 1;
+  for (size_t i = 0; i < k; ++i) {
+    if (image[i] < 1 || block[i] < 1 || dilations[i] < 1 || strides[i] < 1 || pads[i] < 0 ||
+        pads[k + i] < 0)
+      ctx.fail(
+          fmt::format("dim {}: image {}, block {}, dilation {}, stride {} must be >= 1 and "
+                      "pads >= 0",
+                      i, image[i], block[i], dilations[i], strides[i]));
+    const int64_t span = dilations[i] * (block[i] - 1) + 1;
+    blocks[i] = (image[i] + pads[i] + pads[k + i] - span) / strides[i] + 1;
+    if (image[i] + pads[i] + pads[k + i] < span)
+      ctx.fail(fmt::format("dim {}: the padded image ({}) is smaller than the dilated block ({})",
+                           i, image[i] + pads[i] + pads[k + i], span));
+    kernel_size *= block[i];
+    positions *= blocks[i];
+    image_size *= image[i];
+  }
+  const Shape xs = x.shape();
+  if (x.rank() != 3 || !sym::proven_eq(xs[2], Expr(positions)))
+    ctx.fail(fmt::format("input {} must be [N, C * {}, {}] (the block positions)",
+                         x.type().to_string(), kernel_size, positions));
+  const Expr channels = sym::floordiv(xs[1], Expr(kernel_size));
+  if (!xs[1].as_const() && !sym::proven_eq(channels * Expr(kernel_size), xs[1]))
+    ctx.unsupported(
+        fmt::format("input dim 1 ({}): a symbolic size not known to be a multiple "
+                    "of the block size {}",
+                    xs[1].to_string(), kernel_size));
+  if (!sym::proven_eq(channels * Expr(kernel_size), xs[1]))
+    ctx.fail(fmt::format("input dim 1 ({}) is not a multiple of the block size {}",
+                         xs[1].to_string(), kernel_size));
+  const DType compute = float_compute_dtype(x.dtype());
+  Tensor planes =
+      b.reshape(cast_if(b, x, compute), Shape{xs[0], channels, Expr(kernel_size), Expr(positions)});
+  std::optional<Tensor> sum;
+  for (int64_t o = 0; o < kernel_size; ++o) {
+    // The offset's block index for every image position, or -1.
+    std::vector<double> table(static_cast<size_t>(image_size), -1);
+    bool any = false;
+    for (int64_t p = 0; p < image_size; ++p) {
+      int64_t rest_p = p, rest_o = o, q = 0, scale = 1;
+      bool hit = true;
+      for (size_t i = k; i-- > 0;) {
+        const int64_t pi = rest_p % image[i], oi = rest_o % block[i];
+        rest_p /= image[i];
+        rest_o /= block[i];
+        const int64_t at = pi + pads[i] - oi * dilations[i];
+        if (at < 0 || at % strides[i] != 0 || at / strides[i] >= blocks[i]) {
+          hit = false;
+          break;
+        }
+        q += at / strides[i] * scale;
+        scale *= blocks[i];
+      }
+      if (hit) table[static_cast<size_t>(p)] = static_cast<double>(q), any = true;
+    }
+    if (!any) continue;  // an offset that lands only in the padding
+    std::vector<double> index(table), mask(table.size());
+    for (size_t p = 0; p < table.size(); ++p) {
+      mask[p] = table[p] >= 0 ? 1 : 0;
+      index[p] = std::max(table[p], 0.0);
+    }
+    const std::vector<int64_t> len = {image_size};
+    Tensor plane = b.reshape(b.slice(planes, SliceAttrs{{2}, {o}, {o + 1}, {1}}),
+                             Shape{xs[0], channels, Expr(positions)});
+    Tensor value = b.gather(plane, b.constant(ConstantAttrs{DType::i64, len, index}), 2);
+    value =
+        b.where(b.constant(ConstantAttrs{DType::boolean, len, mask}), value, b.scalar(0, compute));
+    sum = sum ? b.add(*sum, value) : value;
+  }
+  Shape out = {xs[0], channels};
+  for (int64_t d : image)
+    out.push_back(Expr(d));
+  Tensor y = sum ? b.reshape(*sum, out) : b.broadcast_to(b.scalar(0, compute), out);
+  ctx.set_output(0, cast_if(b, y, x.dtype()));
+}
+
 }  // namespace
 
 void register_sample_ops(ConverterTable& table) {
   table["GridSample"] = convert_grid_sample;
   table["AffineGrid"] = convert_affine_grid;
+  table["Col2Im"] = convert_col2im;
 }
 
 }  // namespace autofuse::frontend::onnx_import

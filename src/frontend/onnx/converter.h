@@ -103,6 +103,6 @@ void register_pool_ops(ConverterTable& table);         // convert_pool.cpp (MaxP
 void register_conv_ops(ConverterTable& table);         // convert_conv.cpp (Conv, ConvTranspose)
 void register_resize_ops(ConverterTable& table);       // convert_resize.cpp
 void register_einsum_ops(ConverterTable& table);       // convert_einsum.cpp
-void register_sample_ops(ConverterTable& table);       // convert_sample.cpp (GridSample, AffineGrid)
+void register_sample_ops(ConverterTable& table);  // convert_sample.cpp (GridSample, Col2Im, ...)
 
 }  // namespace autofuse::frontend::onnx_import
