@@ -14,6 +14,8 @@
 // o mod k. Other symbolic cases are refused with an UnsupportedError.
 // antialias widens linear and cubic filters by 1 / scale when downscaling
 // (more taps, static sizes only: upscaling is periodic and unchanged).
+// Upsample-7/9 (deprecated) runs the same path with the asymmetric
+// transform and nearest by floor (convert_upsample).
 #include <algorithm>
 #include <cmath>
 #include <optional>
