@@ -2,13 +2,17 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 
 #include <gtest/gtest.h>
+
+#include "test_kernel_cache.h"
 
 namespace autofuse::testing {
 
@@ -28,14 +32,42 @@ std::string read_file(const std::filesystem::path& path) {
   return ss.str();
 }
 
+/// The folders made for this process's tests, removed at its exit (ctest
+/// runs one test per process; a folder may hold a compile cache).
+class MadeFolders {
+ public:
+  ~MadeFolders() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const std::filesystem::path& dir : dirs_) {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
+  }
+  void add(const std::filesystem::path& dir) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    dirs_.push_back(dir);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::filesystem::path> dirs_;
+};
+
+MadeFolders& made_folders() {
+  static MadeFolders folders;
+  return folders;
+}
+
 std::filesystem::path temp_dir() {
   static std::atomic<int> counter{0};
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
   std::string name = info ? std::string(info->test_suite_name()) + "." + info->name() : "none";
+  std::replace(name.begin(), name.end(), '/', '_');  // one level (parameterized names)
   auto dir =
       std::filesystem::temp_directory_path() /
       ("autofuse-cli-" + std::to_string(::getpid()) + "-" + name + "-" + std::to_string(counter++));
   std::filesystem::create_directories(dir);
+  made_folders().add(dir);
   return dir;
 }
 
@@ -63,6 +95,10 @@ std::string make_temp_dir() {
   return temp_dir().string();
 }
 
+std::string shared_cache_env() {
+  return "AUTOFUSE_CACHE_DIR=" + shared_test_cache();
+}
+
 std::string write_temp_file(const std::string& name, const std::string& text) {
   auto path = temp_dir() / name;
   std::ofstream(path) << text;
@@ -70,7 +106,7 @@ std::string write_temp_file(const std::string& name, const std::string& text) {
 }
 
 std::string example_path(const std::string& name) {
-  return std::string(AUTOFUSE_SOURCE_DIR) + "/examples/" + name;
+  return (std::filesystem::path(AUTOFUSE_SOURCE_DIR) / "examples" / name).string();
 }
 
 }  // namespace autofuse::testing

@@ -16,10 +16,15 @@ struct CliResult {
 /// environment variables `env` ("NAME=value" each).
 CliResult run_cli(const std::vector<std::string>& args, const std::vector<std::string>& env = {});
 
-/// A fresh empty folder for this test (removed by the caller or left in /tmp).
+/// A fresh empty folder for this test, removed when the process exits.
 std::string make_temp_dir();
 
-/// Writes `text` to a fresh file in a per-test temp dir and returns its path.
+/// "AUTOFUSE_CACHE_DIR=" and the tests' shared compile cache
+/// (test_kernel_cache.h): for a CLI run whose test does not count compiles.
+std::string shared_cache_env();
+
+/// Writes `text` to a fresh file in a per-test temp dir (removed when the
+/// process exits) and returns its path.
 std::string write_temp_file(const std::string& name, const std::string& text);
 
 /// Path of a bundled example, e.g. example_path("layernorm.af").

@@ -312,7 +312,7 @@ TEST(ConformanceCli, RealOnnxNodeTestsOfSomeOps) {
   if (!fs::is_directory(venv_lib, ec)) GTEST_SKIP() << "no .venv: run scripts/setup-python.sh";
   CliResult r = run_cli({"conformance", "--json", "--op", "Relu", "--op", "Softmax", "--op",
                          "LayerNormalization", "--op", "Gemm"},
-                        {"AUTOFUSE_CACHE_DIR=" + make_temp_dir()});
+                        {shared_cache_env()});
   if (r.exit_code == 2 && r.err.find("setup-python.sh") != std::string::npos) GTEST_SKIP() << r.err;
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   auto doc = nlohmann::json::parse(r.out);

@@ -61,7 +61,7 @@ void expect_check_passes(const std::string& name, const std::string& text, bool 
   std::vector<std::string> args = {"run",     path,      "--check", "--json",
                                    "--shape", "N=3,D=5", "--shape", "N=37,D=130"};
   if (!fused) args.push_back("--unfused");
-  const CliResult r = run_cli(args, {"AUTOFUSE_CACHE_DIR=" + make_temp_dir()});
+  const CliResult r = run_cli(args, {shared_cache_env()});
   ASSERT_EQ(r.exit_code, 0) << "stderr: " << r.err << "\nstdout: " << r.out;
   const nlohmann::json doc = nlohmann::json::parse(r.out);
   EXPECT_EQ(doc["ok"], true) << r.out;

@@ -22,6 +22,7 @@
 #include "autofuse/graph/text.h"
 #include "autofuse/runtime/executable.h"
 #include "cli/cli_runner.h"
+#include "test_kernel_cache.h"
 
 namespace autofuse::testing {
 // File-local helpers and tests, in a namespace named after the file (not an
@@ -71,13 +72,13 @@ std::string pattern_path(const Pattern& p) {
   return example_path(std::string("patterns/") + p.name + ".af");
 }
 
-// One JIT cache for the whole process, so the in-process build and the CLI
-// subprocess compile each module once: the caller's $AUTOFUSE_CACHE_DIR when
-// set (shared across the processes ctest starts), else a fresh folder.
+// One JIT cache for the in-process build and the CLI subprocess, so each
+// module compiles once: the caller's $AUTOFUSE_CACHE_DIR when set, else the
+// tests' shared cache (test_kernel_cache.h).
 const std::string& cache_dir() {
   static const std::string dir = [] {
     const char* env = std::getenv("AUTOFUSE_CACHE_DIR");
-    return env != nullptr && *env != '\0' ? std::string(env) : make_temp_dir();
+    return env != nullptr && *env != '\0' ? std::string(env) : shared_test_cache();
   }();
   return dir;
 }

@@ -26,6 +26,8 @@ const char* const kExamples[] = {"layernorm.af",     "softmax.af",       "gelu.a
                                  "chain10.af",       "rmsnorm.af",       "softmax_mask.af",
                                  "layernorm_f16.af", "layernorm_bf16.af"};
 
+/// A compile cache of the test's own (tests that count compiles or damage
+/// entries); the others use shared_cache_env().
 struct Env {
   std::string cache = "AUTOFUSE_CACHE_DIR=" + make_temp_dir();
 };
@@ -66,13 +68,12 @@ std::vector<std::string> shape_args() {
 }
 
 TEST(PipelineCli, RunCheckPassesOnEveryExampleAndShape) {
-  Env env;
   for (const char* example : kExamples) {
     SCOPED_TRACE(example);
     std::vector<std::string> args = {"run", example_path(example), "--check", "--json"};
     for (const auto& a : shape_args())
       args.push_back(a);
-    auto doc = run_json(args, {env.cache});
+    auto doc = run_json(args, {shared_cache_env()});
     EXPECT_EQ(doc["ok"], true);
     EXPECT_EQ(doc["kernels"], 1);
     for (const auto& run : doc["runs"]) {
@@ -87,7 +88,6 @@ TEST(PipelineCli, RunCheckPassesOnEveryExampleAndShape) {
 // project's machines both shapes have elements one step apart) may differ by
 // one; an integer output of integer ops stays exact.
 TEST(PipelineCli, RunCheckAllowsOneStepOnIntegersComputedFromFloats) {
-  Env env;
   const std::string path =
       write_temp_file("qmatmul.af", R"(graph qmatmul(xi: i8[N, K], wi: i8[K, M], i: i32[N, M]) {
   xc = cast(xi, to=f32)
@@ -111,7 +111,7 @@ TEST(PipelineCli, RunCheckAllowsOneStepOnIntegersComputedFromFloats) {
 )");
   auto doc = run_json({"run", path, "--check", "--json", "--shape", "N=37,K=64,M=32", "--shape",
                        "N=1000,K=300,M=48"},
-                      {env.cache});
+                      {shared_cache_env()});
   EXPECT_EQ(doc["ok"], true) << doc.dump();
   for (const auto& run : doc["runs"]) {
     ASSERT_EQ(run["outputs"].size(), 2u);
@@ -123,10 +123,9 @@ TEST(PipelineCli, RunCheckAllowsOneStepOnIntegersComputedFromFloats) {
 }
 
 TEST(PipelineCli, UnfusedRunCheckPasses) {
-  Env env;
   auto doc = run_json({"run", example_path("layernorm.af"), "--unfused", "--check", "--json",
                        "--shape", "N=3,D=7", "--shape", "N=17,D=1023"},
-                      {env.cache});
+                      {shared_cache_env()});
   EXPECT_EQ(doc["ok"], true);
   EXPECT_EQ(doc["kernels"], 9);  // every op but the constant
 }

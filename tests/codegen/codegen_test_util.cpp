@@ -13,6 +13,7 @@
 #include "autofuse/graph/text.h"
 #include "autofuse/ref/interpreter.h"
 #include "autofuse/ref/random.h"
+#include "test_kernel_cache.h"
 
 namespace autofuse::codegen_test {
 
@@ -55,7 +56,7 @@ schedule::ScheduledKernel schedule_graph(const Graph& graph) {
 
 std::shared_ptr<jit::Module> compile(const codegen::ModuleSource& module) {
   jit::CompilerOptions options;
-  options.cache_dir = (std::filesystem::temp_directory_path() / "autofuse-codegen-tests").string();
+  options.cache_dir = shared_test_cache();
   jit::CompileStats stats;
   return jit::compile_and_load(module.code, options, stats);
 }

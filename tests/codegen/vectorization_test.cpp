@@ -115,5 +115,21 @@ TEST(Vectorization, ChainsOfMaxMinReluVectorizeOnAvx2AndAvx512) {
   }
 }
 
+// The loop variants of the row kernels (streaming chunks, prefetching
+// chunks, bf16 chunks, head-and-tail loops, short rows) on f32 and bf16:
+// Reductions and Elementwise kernels of the examples.
+TEST(Vectorization, ExampleKernelsVectorizeOnAvx2AndAvx512) {
+  std::vector<schedule::ScheduledKernel> kernels;
+  for (const char* example : {"layernorm_bf16.af", "softmax.af", "gelu.af", "patterns/swiglu.af"})
+    kernels.push_back(schedule_graph(
+        parse_graph_file(std::string(AUTOFUSE_SOURCE_DIR) + "/examples/" + example)));
+  const codegen::ModuleSource module = codegen::generate_cpu_module(kernels);
+  for (const std::string march : {"x86-64-v3", "x86-64-v4"}) {
+    const std::vector<std::string> scalar = scalar_simd_loops(module.code, march);
+    EXPECT_TRUE(scalar.empty()) << march << ": " << scalar.size() << " loops not vectorized, first "
+                                << (scalar.empty() ? "" : scalar.front());
+  }
+}
+
 }  // namespace vectorization_test_local
 }  // namespace autofuse::codegen_test

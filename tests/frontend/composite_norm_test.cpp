@@ -9,7 +9,6 @@
 
 #include "autofuse/runtime/executable.h"
 #include "composite_util.h"
-#include "temp_dir.h"
 
 namespace autofuse::frontend::testing {
 // File-local helpers and tests, in a namespace named after the file (not an
@@ -120,8 +119,7 @@ TEST(CompositeLpNormalization, BothNormsAlongAnAxis) {
   const double c0 = std::sqrt(10.0), c1 = std::sqrt(20.0), c2 = 2;
   const std::vector<double> want = {3 / c0, -4 / c1, 0 / c2, 1 / c0, 2 / c1, -2 / c2};
   expect_close(n.run()[0], {2, 3}, want, 1e-6, 1e-6, "p=2 axis 0");
-  TempDir cache;
-  auto exe = compile_two_threads(n.import(), cache.path());
+  auto exe = compile_two_threads(n.import());
   expect_close(exe->run(std::vector<HostTensor>{x})[0], {2, 3}, want, 1e-6, 1e-6, "compiled");
   n.attrs = {attr("p", 3)};
   EXPECT_THAT(import_error(n), HasSubstr("p = 3; LpNormalization takes p = 1 or 2"));

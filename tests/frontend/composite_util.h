@@ -17,6 +17,7 @@
 #include "autofuse/fuse/fusion.h"
 #include "autofuse/runtime/executable.h"
 #include "onnx_test_util.h"
+#include "test_kernel_cache.h"
 
 namespace autofuse::frontend::testing {
 
@@ -151,11 +152,10 @@ struct AxisRows {
   int64_t at(int64_t o, int64_t i, int64_t j) const { return (o * len + i) * inner + j; }
 };
 
-/// The model compiled for two threads, its kernels cached in `cache_dir`.
-inline std::unique_ptr<runtime::Executable> compile_two_threads(const OnnxModel& model,
-                                                                const std::string& cache_dir) {
+/// The model compiled for two threads, its kernels in the tests' shared cache.
+inline std::unique_ptr<runtime::Executable> compile_two_threads(const OnnxModel& model) {
   runtime::CompileOptions options;
-  options.compiler.cache_dir = cache_dir;
+  options.compiler.cache_dir = shared_test_cache();
   options.threads = 2;
   return runtime::Executable::build(model.graph, options);
 }

@@ -10,7 +10,6 @@
 #include <gtest/gtest.h>
 
 #include "composite_util.h"
-#include "temp_dir.h"
 
 namespace autofuse::frontend::testing {
 // File-local helpers and tests, in a namespace named after the file (not an
@@ -105,9 +104,8 @@ TEST(ImportEinsum, MatchesBruteForce) {
       const std::string what = fmt::format("{} {}", c.equation, dtype_name(dt));
       const double tol = dt == DType::f32 ? 1e-5 : 0;
       expect_close(n.run()[0], shape, want, tol, tol, what + " (reference)");
-      TempDir cache;
-      expect_close(compile_two_threads(n.import(), cache.path())->run(n.graph_inputs())[0], shape,
-                   want, tol, tol, what + " (compiled)");
+      expect_close(compile_two_threads(n.import())->run(n.graph_inputs())[0], shape, want, tol, tol,
+                   what + " (compiled)");
     }
   }
 }
@@ -146,8 +144,7 @@ TEST(ImportEinsum, SymbolicBatchIsOneLibraryMatmul) {
       .node("Einsum", {"q", "k"}, {"y"}, {attr("equation", "bhqd,bhkd->bhqk")})
       .output("y");
   const OnnxModel model = m.import();
-  TempDir cache;
-  auto exe = compile_two_threads(model, cache.path());
+  auto exe = compile_two_threads(model);
   uint64_t seed = 50;
   for (auto [batch, s] : {std::pair<int64_t, int64_t>{1, 1}, {2, 7}, {3, 16}}) {
     const HostTensor q = random_host(DType::f32, {batch, 4, s, 8}, seed++);

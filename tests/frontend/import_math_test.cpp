@@ -111,9 +111,8 @@ TEST(ImportMath, DenseGridMatchesStdOnReferenceAndCompiledKernel) {
     const OnnxModel model = m.import();
     const HostTensor x = host(dt, {n}, grid);
     const std::vector<HostTensor> ref = run(model, {x});
-    autofuse::testing::TempDir cache;
     runtime::CompileOptions options;
-    options.compiler.cache_dir = cache.file("cache");
+    options.compiler.cache_dir = shared_test_cache();
     options.threads = 2;
     auto exe = runtime::Executable::build(model.graph, options);
     // All functions read x: horizontal fusion makes them one elementwise

@@ -30,8 +30,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 /// The model compiled and run on `inputs`.
 std::vector<HostTensor> run_compiled(const OnnxModel& model,
                                      const std::vector<HostTensor>& inputs) {
-  autofuse::testing::TempDir cache;
-  return compile_two_threads(model, cache.file("cache"))->run(inputs);
+  return compile_two_threads(model)->run(inputs);
 }
 
 /// Both the reference interpreter and the compiled model give `want`
@@ -285,8 +284,7 @@ TEST(ImportQuantize, DequantizeOpQuantizeFusesIntoOneKernelOnEveryShape) {
     for (DType q : {DType::u8, DType::i8}) {
       const OnnxModel model = qdq_chain(act, q);
       EXPECT_EQ(fused_kernels(model), 1) << dtype_name(act) << " " << dtype_name(q);
-      autofuse::testing::TempDir cache;
-      auto exe = compile_two_threads(model, cache.file("cache"));
+      auto exe = compile_two_threads(model);
       const double qlo = q == DType::u8 ? 0 : -128, qhi = q == DType::u8 ? 255 : 127;
       for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{1, 1},
                                        {3, 7},

@@ -12,7 +12,6 @@
 
 #include "autofuse/runtime/executable.h"
 #include "composite_util.h"
-#include "temp_dir.h"
 
 namespace autofuse::frontend::testing {
 // File-local helpers and tests, in a namespace named after the file (not an
@@ -77,8 +76,7 @@ TEST(ImportResize, SymbolicSizesMatchTheStaticTaps) {
       if (k == 3 && ci != 1 && ci != 7 && ci != 11) continue;
       const std::string what = fmt::format("{} {} {} k={}", c.mode, c.transform, c.nearest_mode, k);
       const OnnxModel model = resize_model({"N", 2, "H", "W"}, k, c);
-      TempDir cache;
-      auto exe = compile_two_threads(model, cache.path());
+      auto exe = compile_two_threads(model);
       for (auto [h, w] : {std::pair<int64_t, int64_t>{1, 1}, {3, 5}, {8, 2}}) {
         const HostTensor x = random_host(DType::f32, {2, 2, h, w}, seed++);
         const HostTensor want = run(resize_model({2, 2, h, w}, k, c), {x})[0];
@@ -96,8 +94,7 @@ TEST(ImportResize, NearestKeepsIntegersAndBf16Exact) {
   for (DType dt : {DType::u8, DType::i32, DType::bf16}) {
     const HostTensor x = random_host(dt, {1, 3, 4, 5}, 9, 0, 100);
     const HostTensor want = run(resize_model({1, 3, 4, 5}, 2, c, dt), {x})[0];
-    TempDir cache;
-    auto exe = compile_two_threads(resize_model({1, 3, "H", "W"}, 2, c, dt), cache.path());
+    auto exe = compile_two_threads(resize_model({1, 3, "H", "W"}, 2, c, dt));
     const HostTensor got = exe->run(std::vector<HostTensor>{x})[0];
     EXPECT_EQ(got.dtype(), dt);
     expect_close(got, want.shape(), values_of(want), 0, 0, std::string(dtype_name(dt)));

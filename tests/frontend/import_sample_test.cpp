@@ -15,7 +15,6 @@
 
 #include "autofuse/runtime/executable.h"
 #include "composite_util.h"
-#include "temp_dir.h"
 
 namespace autofuse::frontend::testing {
 // File-local helpers and tests, in a namespace named after the file (not an
@@ -157,8 +156,7 @@ struct Shape2d {
 TEST(ImportGridSample, EveryModePaddingAndAlignmentOnSymbolicShapes) {
   const std::vector<SampleCase> cases = all_cases();
   const OnnxModel model = grid_sample_model(cases, {"N", "C", "H", "W"}, {"N", "Ho", "Wo", 2});
-  TempDir cache;
-  auto exe = compile_two_threads(model, cache.path());
+  auto exe = compile_two_threads(model);
   uint64_t seed = 11;
   for (const Shape2d& s : {Shape2d{1, 1, 1, 1, 1, 1}, Shape2d{2, 3, 5, 7, 3, 4},
                            Shape2d{1, 2, 4, 13, 6, 5}, Shape2d{3, 1, 2, 3, 1, 9}}) {
@@ -185,8 +183,7 @@ TEST(ImportGridSample, VolumetricSampling) {
       {"nearest", "zeros", false}, {"linear", "border", true}, {"linear", "reflection", false}};
   const OnnxModel model =
       grid_sample_model(cases, {"N", 2, "D", "H", "W"}, {"N", "Do", "Ho", "Wo", 3});
-  TempDir cache;
-  auto exe = compile_two_threads(model, cache.path());
+  auto exe = compile_two_threads(model);
   const HostTensor x = random_host(DType::f32, {2, 2, 3, 4, 5}, 3);
   const HostTensor grid = random_host(DType::f32, {2, 2, 3, 4, 3}, 4, -1.4, 1.4);
   const std::vector<HostTensor> got = exe->run(std::vector<HostTensor>{x, grid});
@@ -202,8 +199,7 @@ TEST(ImportGridSample, HalfBfloatAndDoubleData) {
       {"nearest", "border", false}, {"linear", "zeros", false}, {"cubic", "reflection", true}};
   for (DType dt : {DType::f16, DType::bf16, DType::f64}) {
     const OnnxModel model = grid_sample_model(cases, {1, 2, "H", "W"}, {1, 3, 4, 2}, dt);
-    TempDir cache;
-    auto exe = compile_two_threads(model, cache.path());
+    auto exe = compile_two_threads(model);
     const HostTensor x = random_host(dt, {1, 2, 5, 6}, 5);
     const HostTensor grid = random_host(dt, {1, 3, 4, 2}, 6, -1.3, 1.3);
     const std::vector<HostTensor> got = exe->run(std::vector<HostTensor>{x, grid});
@@ -245,9 +241,7 @@ TEST(ImportAffineGrid, HandWorkedGrids) {
         want.push_back(2 * x + 0.5);
         want.push_back(y - 1);
       }
-    TempDir cache;
-    auto exe =
-        compile_two_threads(affine_grid_model({1, 1, 2, 3}, align, {"N", 2, 3}), cache.path());
+    auto exe = compile_two_threads(affine_grid_model({1, 1, 2, 3}, align, {"N", 2, 3}));
     expect_close(exe->run(std::vector<HostTensor>{theta})[0], {1, 2, 3, 2}, want, 1e-6, 1e-6,
                  align ? "aligned" : "not aligned");
     expect_close(run(affine_grid_model({1, 1, 2, 3}, align, {1, 2, 3}), {theta})[0], {1, 2, 3, 2},
@@ -280,8 +274,7 @@ TEST(ImportAffineGrid, IdentityGridSamplesTheInputBack) {
           .node("GridSample", {"x", "grid"}, {"y"},
                 {attr("mode", "linear"), attr("align_corners", static_cast<int64_t>(align))})
           .output("y");
-      TempDir cache;
-      auto exe = compile_two_threads(m.import(), cache.path());
+      auto exe = compile_two_threads(m.import());
       const HostTensor x = random_host(DType::f32, size, static_cast<uint64_t>(20 + k));
       const HostTensor theta = host(DType::f32, {2, k, k + 1}, thetas);
       expect_close(exe->run(std::vector<HostTensor>{theta, x})[0], size, values_of(x), 1e-5, 1e-5,
@@ -358,8 +351,7 @@ TEST(ImportCol2Im, OneTwoAndThreeSpatialDimsWithASymbolicBatch) {
           .node("Col2Im", {"x", "image", "block"}, {"y"},
                 {attr("dilations", c.dilations), attr("pads", c.pads), attr("strides", c.strides)})
           .output("y");
-      TempDir cache;
-      auto exe = compile_two_threads(mc.import(), cache.path());
+      auto exe = compile_two_threads(mc.import());
       for (int64_t n : {1, 2}) {
         const HostTensor x = random_host(DType::f32, {n, channels * kernel, positions}, seed++);
         std::vector<int64_t> shape = {n, channels};

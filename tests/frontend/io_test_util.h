@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -21,9 +22,12 @@ class TempDir {
  public:
   TempDir() {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = std::filesystem::temp_directory_path() /
-            ("autofuse-io-" + std::to_string(::getpid()) + "-" + info->test_suite_name() + "-" +
-             info->name());
+    // One level only: a parameterized test's names hold '/', which would
+    // leave the outer folders behind.
+    std::string name = "autofuse-io-" + std::to_string(::getpid()) + "-" + info->test_suite_name() +
+                       "-" + info->name();
+    std::replace(name.begin(), name.end(), '/', '_');
+    path_ = std::filesystem::temp_directory_path() / name;
     std::filesystem::remove_all(path_);
     std::filesystem::create_directories(path_);
   }

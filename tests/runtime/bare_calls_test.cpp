@@ -19,7 +19,7 @@
 #include "runtime/alloc_counter.h"
 #include "runtime/expect_outputs.h"
 #include "runtime/group_graphs.h"
-#include "temp_dir.h"
+#include "test_kernel_cache.h"
 
 namespace autofuse::runtime {
 // File-local helpers and tests, in a namespace named after the file (not an
@@ -56,7 +56,7 @@ class BareCallsTest : public ::testing::Test {
   std::unique_ptr<Executable> build(const char* text, const char* flags, int threads) {
     graph_ = std::make_shared<const Graph>(parse_graph(text));
     CompileOptions o;
-    o.compiler.cache_dir = cache_.path();
+    o.compiler.cache_dir = shared_test_cache();
     o.fusion = fuse::FusionConfig::from_flags(flags);
     o.threads = threads;
     return Executable::build(graph_, o);
@@ -82,7 +82,6 @@ class BareCallsTest : public ::testing::Test {
     }
   }
 
-  TempDir cache_;
   std::shared_ptr<const Graph> graph_;
 };
 

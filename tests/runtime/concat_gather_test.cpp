@@ -15,7 +15,7 @@
 #include "autofuse/ref/random.h"
 #include "autofuse/runtime/executable.h"
 #include "runtime/expect_outputs.h"
-#include "temp_dir.h"
+#include "test_kernel_cache.h"
 
 namespace autofuse::runtime {
 // File-local helpers and tests, in a namespace named after the file (not an
@@ -55,8 +55,7 @@ const Case kCases[] = {
 
 class ConcatGather : public ::testing::TestWithParam<const char*> {
  protected:
-  TempDir cache_dir_;
-  const std::string& cache_ = cache_dir_.path();
+  const std::string cache_ = shared_test_cache();
 };
 
 TEST_P(ConcatGather, MatchesTheReference) {

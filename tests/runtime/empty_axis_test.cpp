@@ -13,7 +13,7 @@
 #include "autofuse/ref/random.h"
 #include "autofuse/runtime/executable.h"
 #include "runtime/expect_outputs.h"
-#include "temp_dir.h"
+#include "test_kernel_cache.h"
 
 namespace autofuse::runtime {
 // File-local helpers and tests, in a namespace named after the file (not an
@@ -59,12 +59,11 @@ const Case kCases[] = {
 };
 
 TEST(EmptyAxis, ReductionsOfValuesConstantAlongAMaybeEmptyAxis) {
-  TempDir cache;
   for (const Case& c : kCases) {
     auto graph = std::make_shared<const Graph>(parse_graph(c.text));
     for (int threads : {1, 3}) {
       CompileOptions o;
-      o.compiler.cache_dir = cache.path();
+      o.compiler.cache_dir = shared_test_cache();
       o.threads = threads;
       auto exe = Executable::build(graph, o);
       for (const sym::Binding& b : c.bindings) {

@@ -19,7 +19,7 @@
 #include "autofuse/runtime/executable.h"
 #include "runtime/expect_outputs.h"
 #include "runtime/group_graphs.h"
-#include "temp_dir.h"
+#include "test_kernel_cache.h"
 
 namespace autofuse::runtime {
 // File-local helpers and tests, in a namespace named after the file (not an
@@ -50,8 +50,7 @@ class KernelGroup : public ::testing::Test {
     return Executable::build(std::make_shared<const Graph>(parse_graph(text)), o);
   }
 
-  TempDir cache_dir_;
-  const std::string& cache_ = cache_dir_.path();
+  const std::string cache_ = shared_test_cache();
 };
 
 void expect_near(const std::vector<HostTensor>& got, const std::vector<HostTensor>& want,
