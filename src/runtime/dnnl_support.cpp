@@ -7,6 +7,7 @@
 #include "autofuse/support/half.h"
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -115,9 +116,12 @@ __attribute__((target("avx,f16c"))) int64_t f32_to_f16_f16c(const float* src, ui
                      _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
   return i;
 }
+// CPUID leaf 1: ECX bit 29 F16C, bit 28 AVX (clang 14's
+// __builtin_cpu_supports does not know "f16c").
 bool has_f16c() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("f16c");
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0) return false;
+  return (ecx & (1u << 29)) != 0 && (ecx & (1u << 28)) != 0;
 }
 #endif
 

@@ -161,9 +161,10 @@ void library_concat(std::span<const TensorView> xs, int64_t axis, const TensorVi
   for (const TensorView& x : xs) {
     AF_CHECK(x.dtype == out.dtype && x.shape.size() == rank, "concat input");
     contiguous_strides(x.shape, std::span<int64_t>(in_strides, rank));
-    char* dst = static_cast<char*>(out.data) + at * out_strides[ax] * es;
+    // (An empty output may have no buffer: no pointer arithmetic on it.)
     if (x.numel() > 0)
-      strided_copy(dst, x.data, es, x.shape, std::span<const int64_t>(out_strides, rank),
+      strided_copy(static_cast<char*>(out.data) + at * out_strides[ax] * es, x.data, es, x.shape,
+                   std::span<const int64_t>(out_strides, rank),
                    std::span<const int64_t>(in_strides, rank), ctx);
     at += x.shape[ax];
   }
@@ -183,9 +184,10 @@ void library_split(const TensorView& x, int64_t axis, std::span<const TensorView
   for (const TensorView& out : outs) {
     AF_CHECK(out.dtype == x.dtype && out.shape.size() == rank, "split output");
     contiguous_strides(out.shape, std::span<int64_t>(out_strides, rank));
-    const char* src = static_cast<const char*>(x.data) + at * in_strides[ax] * es;
+    // (An empty input may have no buffer: no pointer arithmetic on it.)
     if (out.numel() > 0)
-      strided_copy(out.data, src, es, out.shape, std::span<const int64_t>(out_strides, rank),
+      strided_copy(out.data, static_cast<const char*>(x.data) + at * in_strides[ax] * es, es,
+                   out.shape, std::span<const int64_t>(out_strides, rank),
                    std::span<const int64_t>(in_strides, rank), ctx);
     at += out.shape[ax];
   }

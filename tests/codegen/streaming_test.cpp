@@ -113,7 +113,11 @@ Graph following_rows() {  // the same rows read in place: one stream
 Graph strided_rows() {  // [A, B, 64] read as [B, A, 64]: rows 64 * B elements apart
   GraphBuilder b("strided_rows");
   Tensor x = b.input("x", DType::f32, {S("A"), S("B"), sym::Expr(64)});
-  return std::move(b).build({b.mul(b.transpose(x, {1, 0, 2}), b.scalar(0.125))});
+  // One statement per node: the order of a call's arguments is the
+  // compiler's (the names in the code checked below follow node ids).
+  const Tensor k = b.scalar(0.125);
+  const Tensor t = b.transpose(x, {1, 0, 2});
+  return std::move(b).build({b.mul(t, k)});
 }
 
 struct Case {
