@@ -116,17 +116,13 @@ __attribute__((target("avx,f16c"))) int64_t f32_to_f16_f16c(const float* src, ui
                      _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
   return i;
 }
-// CPUID leaf 1: ECX bit 29 F16C, 28 AVX, 27 OSXSAVE; then XGETBV: the OS
-// saves the YMM registers (clang 14's __builtin_cpu_supports does not know
-// "f16c").
+// AVX usable (the OS saves YMM state: __builtin_cpu_supports checks that, as
+// machine.cpp relies on) and CPUID leaf 1's F16C bit (clang 14's
+// __builtin_cpu_supports does not know "f16c").
 bool detect_f16c() {
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0) return false;
-  constexpr unsigned kNeeded = (1u << 27) | (1u << 28) | (1u << 29);
-  if ((ecx & kNeeded) != kNeeded) return false;
-  unsigned xcr0_lo = 0, xcr0_hi = 0;
-  __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
-  return (xcr0_lo & 6u) == 6u;  // XMM and YMM state enabled
+  return __builtin_cpu_supports("avx") && __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 &&
+         (ecx & bit_F16C) != 0;
 }
 // Once per process: CPUID traps to the hypervisor in a VM.
 bool has_f16c() {

@@ -7,8 +7,8 @@
 // (runtime::Executable::build, then fused()), not from fuse::partition alone:
 // a graph rewrite the pipeline runs before partitioning (fuse::move_views) is
 // then counted without this test knowing about it. The compiled module lands
-// in the same JIT cache the `run --check` subprocess then reads, so each
-// pattern compiles once per test process.
+// in the same JIT cache the `run --check` subprocess then reads (the tests'
+// shared cache), so each pattern compiles once.
 #include <cstdlib>
 #include <fstream>
 #include <ostream>
