@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "autofuse/graph/builder.h"
+#include "autofuse/graph/text.h"
 #include "codegen_test_util.h"
 
 namespace autofuse::codegen_test {
@@ -12,6 +13,7 @@ namespace autofuse::codegen_test {
 namespace elementwise_test_local {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 sym::Expr S(const char* name) {
   return sym::Expr::symbol(name);
@@ -75,6 +77,28 @@ TEST(Elementwise, GeneratedSourceShape) {
   EXPECT_THAT(code, HasSubstr("extern \"C\" void bias_relu_kernel("));
   EXPECT_THAT(code, HasSubstr("#pragma omp simd"));
   EXPECT_THAT(code, HasSubstr("af_choose_blocks("));
+}
+
+// Long loop bodies (chain30's 33 vector instructions per vector) are
+// compiled with g++'s scheduling; short ones (bias + relu) as usual.
+TEST(Elementwise, LongBodiesAreScheduled) {
+  std::vector<GraphCase> cases;
+  cases.push_back(
+      {"chain30",
+       parse_graph_file(std::string(AUTOFUSE_SOURCE_DIR) + "/examples/patterns/chain30.af"),
+       {{{"N", 3}, {"D", 131}}},
+       1e-5,
+       1e-5});
+  GraphBuilder b("bias_relu");
+  Tensor x = b.input("x", DType::f32, {S("N"), S("D")});
+  Tensor bias = b.input("bias", DType::f32, {S("D")});
+  cases.push_back(
+      {"bias_relu", std::move(b).build({b.unary(OpKind::Relu, b.add(x, bias))}), nd_bindings()});
+  const std::string code = check_cases(cases);
+  EXPECT_THAT(code, HasSubstr("#define AF_SCHEDULED __attribute__((optimize(\"schedule-insns\""));
+  EXPECT_THAT(code, HasSubstr("extern \"C\" AF_SCHEDULED void chain30_kernel("));
+  EXPECT_THAT(code, HasSubstr("extern \"C\" void chain30_kernel("));
+  EXPECT_THAT(code, Not(HasSubstr("AF_SCHEDULED void bias_relu_kernel(")));
 }
 
 }  // namespace elementwise_test_local

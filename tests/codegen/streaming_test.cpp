@@ -140,6 +140,8 @@ std::vector<Case> cases() {
   out.push_back({"scale_shift", scale_shift(), rows, 1e-6});
   out.push_back({"mixed_outputs", mixed_outputs(), rows, 1e-2});
   out.push_back({"flat_chain", flat_chain(), nd({{1, 7}, {3, 333}, {7, 1001}}), 1e-3});
+  // A long loop body: compiled with g++'s scheduling (AF_SCHEDULED).
+  out.push_back({"chain30", example("patterns/chain30"), nd({{2, 1001}, {3, 128}}), 1e-5});
   out.push_back({"layernorm", example("layernorm"), rows, 1e-5});
   out.push_back({"layernorm_f16", example("layernorm_f16"), rows, 4e-3});
   out.push_back({"layernorm_bf16", example("layernorm_bf16"), rows, 3e-2});
@@ -244,6 +246,7 @@ TEST(Streaming, OtherCompilersAndTargets) {
   std::vector<Case> all;
   all.push_back({"mixed_outputs", mixed_outputs(), nd({{3, 1023}}), 1e-2});
   all.push_back({"layernorm_f16", example("layernorm_f16"), nd({{2, 1000}}), 4e-3});
+  all.push_back({"chain30", example("patterns/chain30"), nd({{2, 1001}}), 1e-5});  // AF_SCHEDULED
   std::vector<schedule::ScheduledKernel> kernels;
   codegen::ModuleSource module = module_of(all, kernels);
   module.code += "extern \"C\" int t_nt_stores(void) { return AF_NT_STORES; }\n";

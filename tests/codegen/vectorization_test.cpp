@@ -117,10 +117,12 @@ TEST(Vectorization, ChainsOfMaxMinReluVectorizeOnAvx2AndAvx512) {
 
 // The loop variants of the row kernels (streaming chunks, prefetching
 // chunks, bf16 chunks, head-and-tail loops, short rows) on f32 and bf16:
-// Reductions and Elementwise kernels of the examples.
+// Reductions and Elementwise kernels of the examples (chain30's with g++'s
+// scheduling, AF_SCHEDULED).
 TEST(Vectorization, ExampleKernelsVectorizeOnAvx2AndAvx512) {
   std::vector<schedule::ScheduledKernel> kernels;
-  for (const char* example : {"layernorm_bf16.af", "softmax.af", "gelu.af", "patterns/swiglu.af"})
+  for (const char* example :
+       {"layernorm_bf16.af", "softmax.af", "gelu.af", "patterns/swiglu.af", "patterns/chain30.af"})
     kernels.push_back(schedule_graph(
         parse_graph_file(std::string(AUTOFUSE_SOURCE_DIR) + "/examples/" + example)));
   const codegen::ModuleSource module = codegen::generate_cpu_module(kernels);

@@ -13,6 +13,21 @@
 
 #define AF_INLINE static inline __attribute__((always_inline, unused))
 
+// Elementwise kernels with long loop bodies (elementwise.cpp,
+// kMinScheduledOps) ask g++ for its instruction scheduling before register
+// allocation (-fschedule-insns, off by default on x86-64; -fsched-pressure
+// keeps it from spilling). In the chunk loops of large shapes (64 elements:
+// several vectors per iteration) it interleaves the vectors' dependent
+// chains, which the core alone overlaps too little: chain30 f32 [16384,
+// 1024] 5.2 -> 4.2 ms on Zen 5, one thread (docs/benchmarks.md, session 31).
+// Not for reductions (softmax_mask f32 [2, 12, 128, 128] took 1.10x the
+// time). clang has no such option here and schedules anyway.
+#if defined(__GNUC__) && !defined(__clang__)
+#define AF_SCHEDULED __attribute__((optimize("schedule-insns", "sched-pressure")))
+#else
+#define AF_SCHEDULED
+#endif
+
 // A `#pragma omp simd` loop that cannot vectorize (integer division, libm
 // calls) is still correct; clang would warn about each one.
 #ifdef __clang__
