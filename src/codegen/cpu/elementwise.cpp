@@ -108,7 +108,8 @@ std::string KernelEmitter::emit_elementwise() {
   std::string out;
   // Long loop bodies get g++'s scheduling (kernel_prelude.h), declared with
   // the attribute first.
-  if (tiling::loop_traffic(kernel_).ops >= kMinScheduledOps)
+  scheduled_ = tiling::loop_traffic(kernel_).ops >= kMinScheduledOps;
+  if (scheduled_)
     out = fmt::format(
         "extern \"C\" AF_SCHEDULED void {}_kernel(const void* tiling_data, void* const* args, "
         "int64_t block_idx);\n",

@@ -493,6 +493,10 @@ class KernelEmitter {
   /// While its streaming copy is emitted (rows of whole cache lines, run
   /// where `nt_rows`, elementwise.cpp): only the streaming variant.
   mutable bool line_rows_ = false;
+  /// An Elementwise kernel compiled with g++'s scheduling (AF_SCHEDULED,
+  /// elementwise.cpp): its loops with ordinary stores run by the chunk too,
+  /// storing into chunk buffers (inner_loop.cpp).
+  bool scheduled_ = false;
 };
 
 }  // namespace autofuse::codegen::cpu
