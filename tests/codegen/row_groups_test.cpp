@@ -1,10 +1,12 @@
-// Short rows in groups (row_groups.cpp): the unsplit rows of a row-layout
+// Rows in groups (row_groups.cpp): the unsplit rows of a row-layout
 // reduction whose rows may be short run each pass over 8 rows before the
-// next pass. Against the reference: softmax, a layernorm with its mean as a
+// next pass; medium rows (65-1024 elements) of kernels with long loop bodies
+// over 2. Against the reference: softmax, a layernorm with its mean as a
 // second output (a row-level store) over two row axes, a one-pass max, on
-// f32, f16 and bf16; row counts below, at and around the group size (the
-// rest runs row by row), lengths on both sides of the 64-element limit,
-// uneven block splits, NaN and infinities. And where the code has groups.
+// f32, f16 and bf16; row counts below, at and around the group sizes (the
+// rest runs row by row), lengths on both sides of the 64- and 1024-element
+// limits, uneven block splits, NaN and infinities. And where the code has
+// groups.
 #include <cmath>
 
 #include <gmock/gmock.h>
@@ -22,7 +24,8 @@ namespace row_groups_test_local {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-const std::string kGroups = "short rows: in groups of 8";
+const std::string kGroups = "rows in groups of 8";
+const std::string kPairs = "rows in groups of 2";
 
 std::string layernorm_text(const std::string& dtype, const std::string& d) {
   return fmt::format(R"(graph ln(x: {0}[A, N, {1}], gamma: {0}[{1}]) {{
@@ -52,7 +55,7 @@ std::string max_text(const std::string& dtype, const std::string& d) {
 std::vector<sym::Binding> shapes(bool three_d) {
   std::vector<sym::Binding> out;
   for (int64_t n : {1, 7, 8, 9, 17, 37}) {
-    for (int64_t d : {1, 3, 16, 17, 64, 65, 100}) {
+    for (int64_t d : {1, 3, 16, 17, 64, 65, 100, 384, 1024, 1025}) {
       sym::Binding b = {{"N", n}, {"D", d}};
       if (three_d) b["A"] = n % 3 + 1;
       out.push_back(b);
@@ -103,6 +106,7 @@ TEST(RowGroups, MatchTheReference) {
   }
   const std::string code = check_split_cases(cases, /*expect_split=*/false);
   EXPECT_THAT(code, HasSubstr(kGroups));
+  EXPECT_THAT(code, HasSubstr(kPairs));
   EXPECT_THAT(code, HasSubstr("// this row's slice"));  // softmax's exp buffer
 }
 
@@ -125,8 +129,19 @@ TEST(RowGroups, SourceStructure) {
   EXPECT_THAT(symbolic, HasSubstr("for (; row < row_end; ++row) {"));  // the rest, one by one
   EXPECT_THAT(symbolic, HasSubstr("gv"));                              // the max, across blocks
   EXPECT_THAT(source(softmax_text("bf16", "64")), HasSubstr(kGroups));
+  // Medium rows in pairs where the loop body is long (bf16 softmax: 43
+  // vector instructions per vector; f32: 27, none).
+  EXPECT_THAT(source(softmax_text("bf16", "D")),
+              HasSubstr("if (n1 > 64 && n1 <= 1024) {  // " + kPairs));
+  EXPECT_THAT(symbolic, Not(HasSubstr(kPairs)));
+  const std::string medium = source(softmax_text("bf16", "384"));
+  EXPECT_THAT(medium, HasSubstr(kPairs));
+  EXPECT_THAT(medium, HasSubstr("for (; row_end - row >= 2; row += 2) {"));
+  EXPECT_THAT(medium, Not(HasSubstr(kGroups)));
+  EXPECT_THAT(source(softmax_text("bf16", "1025")), Not(HasSubstr(kPairs)));
   // Rows longer than the limit, column reductions, gathers: none.
   EXPECT_THAT(source(softmax_text("f32", "65")), Not(HasSubstr(kGroups)));
+  EXPECT_THAT(source(softmax_text("f32", "65")), Not(HasSubstr(kPairs)));
   EXPECT_THAT(source(R"(graph g(x: f32[N, D]) {
   s = reduce_sum(x, axes=[0])
   return s

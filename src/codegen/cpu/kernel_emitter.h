@@ -47,8 +47,8 @@ namespace autofuse::codegen::cpu {
 /// Writable elements after a buffer that a prelude af_row_* function reduces
 /// (it pads the last vector with the identity; kernel_prelude_rows.h).
 constexpr int64_t kRowReducePad = 8;
-/// The longest row that runs in groups (row_groups.cpp): longer rows have
-/// enough independent work within each pass.
+/// The longest row that runs in groups of 8 (row_groups.cpp); longer ones,
+/// up to tiling::kShortReduceRow, in groups of 2.
 constexpr int64_t kGroupRowMax = 64;
 /// The longest row-invariant narrow Load converted to an f32 copy once per
 /// call (row_invariant_: 16 KiB of stack each at most).
@@ -417,14 +417,21 @@ class KernelEmitter {
   bool groups_rows() const;
   /// The block of the grouped loop that defines row-level node `id`.
   int group_block(int id) const;
-  /// For short rows, the unsplit rows in groups, each pass over the group
-  /// before the next pass (row_groups.cpp); leaves `row` at the rest.
+  /// For short and medium rows, the unsplit rows in groups, each pass over
+  /// the group before the next pass (row_groups.cpp); leaves `row` at the
+  /// rest.
   std::string grouped_row_loop() const;
+  /// Whether row_groups.cpp's group size `index` applies to this kernel, and
+  /// the loop over its groups.
+  bool group_fits(int index) const;
+  std::string row_group_loop(int index) const;
   /// While the unsplit copy of the row loop is emitted (nsplit == 1).
   mutable bool unsplit_ = false;
   /// While grouped_row_loop's passes are emitted: rows of at most
-  /// kGroupRowMax elements that fit the row buffers.
+  /// group_row_max_ elements (<= tiling::kShortReduceRow) that fit the row
+  /// buffers.
   mutable bool grouped_ = false;
+  mutable int64_t group_row_max_ = 0;
 
   const schedule::ScheduledKernel& kernel_;
   const ascir::AscGraph& graph_;

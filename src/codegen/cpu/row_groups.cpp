@@ -1,4 +1,5 @@
-// Short rows in groups (the Reduction template's row layout, unsplit rows).
+// Short and medium rows in groups (the Reduction template's row layout,
+// unsplit rows).
 //
 // A row of a few vectors is a chain of dependent steps: each pass ends in a
 // horizontal reduction whose result the next pass broadcasts (softmax: max,
@@ -9,7 +10,11 @@
 // independent work (a standalone softmax over rows of 16: 3.0 -> 2.1 us,
 // session 8; generated, on an AVX2 Zen 3: softmax_mask bf16 rows of 16 and
 // 64 0.82-0.84x of the time, f32 rows of 64 0.89x, f32 rows of 16 0.97x,
-// those bound by exp's instruction count rather than by the chain).
+// those bound by exp's instruction count rather than by the chain). Rows
+// of 65-1024 elements in groups of 2 where the loop body is long
+// (kMinMediumGroupOps): a hand-written softmax over rows of 384 in the L3,
+// Zen 5: 0.231 -> 0.214 ns per element (groups of 4: 0.224; from memory,
+// groups of 4 and 8 were slower, their streaming stores in bursts).
 //
 // The code is the row loop's own (stages and passes emitted as for one row)
 // in one `for (g_ ...)` loop per pass; block p runs pass p and then stage
@@ -22,11 +27,13 @@
 // While the blocks are emitted, grouped_ tells the passes that a row is
 // short and fits the row buffers: no long-row clause loop, no recomputing
 // variant (short_row_reduce.cpp, reduction_pass.cpp).
+#include <iterator>
 #include <optional>
 
 #include <fmt/format.h>
 
 #include "autofuse/error.h"
+#include "autofuse/tiling/tiling.h"
 #include "codegen/cpu/c_exprs.h"
 #include "codegen/cpu/kernel_emitter.h"
 
@@ -36,21 +43,49 @@ using ascir::AscKind;
 
 namespace {
 
-/// Rows per group: enough independent chains to fill the out-of-order
-/// window, few enough that the row buffers' slices stay in the L1.
-constexpr int kGroupRows = 8;
+/// A size of group: `rows` rows of at most `row_max` elements (and more
+/// than the previous size's). Short rows: 8, enough independent chains to
+/// fill the out-of-order window, few enough that the row buffers' slices
+/// stay in the L1. Medium rows (up to a short-row reduction's 1024, so their
+/// reductions read buffers too): 2; the chain between passes (a reduction
+/// tree, a division, a broadcast) is ~100 cycles against a few hundred of
+/// work per pass, and 4 or 8 rows of streaming stores at once stalled.
+struct RowGroup {
+  int rows;
+  int64_t row_max;
+};
+constexpr RowGroup kRowGroups[] = {{8, kGroupRowMax}, {2, tiling::kShortReduceRow}};
+/// Medium rows run in groups only in kernels whose loop body costs at least
+/// this many vector instructions per vector (tiling::loop_traffic): Zen 5,
+/// one thread, A/B in one run: softmax_mask bf16 (43) [2, 12, 128, 128]
+/// 0.93x, [8, 12, 384, 384] 0.89x, skip_layernorm bf16 (48) and
+/// dlrm_concat bf16 0.96-1.01x; but memory-bound rows lost: rmsnorm f32 (6)
+/// [32, 512, 1024] 1.21x, bf16 (22) 1.10x, skip_layernorm f32 (14) 1.11x.
+constexpr int64_t kMinMediumGroupOps = 32;
+
 /// Elements per row in a row buffer's slice: the longest row plus the pad a
 /// short row's reduction writes after it, in whole vectors.
-constexpr int64_t kGroupSlice = (kGroupRowMax + kRowReducePad + 15) / 16 * 16;
+int64_t group_slice(const RowGroup& g) {
+  return (g.row_max + kRowReducePad + 15) / 16 * 16;
+}
 
 }  // namespace
 
-bool KernelEmitter::groups_rows() const {
+bool KernelEmitter::group_fits(int index) const {
   if (column_ || has_gathers_ || depth_ != 1 || kernel_.inner_axes.size() != 1) return false;
-  if (ub_capacity_ > 0 && ub_capacity_ < kGroupRows * kGroupSlice) return false;
+  const RowGroup& g = kRowGroups[index];
+  if (ub_capacity_ > 0 && ub_capacity_ < g.rows * group_slice(g)) return false;
+  if (index > 0 && tiling::loop_traffic(kernel_).ops < kMinMediumGroupOps) return false;
+  const int64_t above = index == 0 ? 0 : kRowGroups[index - 1].row_max;
   const std::optional<int64_t> n =
       graph_.axes.at(static_cast<size_t>(kernel_.inner_axes[0])).size.as_const();
-  return !n || *n <= kGroupRowMax;
+  return !n || (*n > above && *n <= g.row_max);
+}
+
+bool KernelEmitter::groups_rows() const {
+  for (int i = 0; i < static_cast<int>(std::size(kRowGroups)); ++i)
+    if (group_fits(i)) return true;
+  return false;
 }
 
 int KernelEmitter::group_block(int id) const {
@@ -61,11 +96,22 @@ int KernelEmitter::group_block(int id) const {
 }
 
 std::string KernelEmitter::grouped_row_loop() const {
-  const int axis = kernel_.inner_axes.front();
-  const std::string g = std::to_string(kGroupRows);
   std::string out;
-  out += fmt::format("  if ({} <= {}) {{  // short rows: in groups of {} (row_groups.cpp)\n",
-                     size(axis), kGroupRowMax, g);
+  for (int i = 0; i < static_cast<int>(std::size(kRowGroups)); ++i)
+    if (group_fits(i)) out += row_group_loop(i);
+  return out;
+}
+
+std::string KernelEmitter::row_group_loop(int index) const {
+  const RowGroup& group = kRowGroups[index];
+  const int64_t above = index == 0 ? 0 : kRowGroups[index - 1].row_max;
+  const int axis = kernel_.inner_axes.front();
+  const std::string g = std::to_string(group.rows);
+  std::string out;
+  out += above == 0
+             ? fmt::format("  if ({} <= {}) {{", size(axis), group.row_max)
+             : fmt::format("  if ({0} > {1} && {0} <= {2}) {{", size(axis), above, group.row_max);
+  out += fmt::format("  // rows in groups of {} (row_groups.cpp)\n", g);
   out += fmt::format("  for (; row_end - row >= {0}; row += {0}) {{\n", g);
   for (int a : row_axes_)
     out += fmt::format("    int64_t gi{}[{}];  // the rows' indices\n", a, g);
@@ -89,6 +135,7 @@ std::string KernelEmitter::grouped_row_loop() const {
       out += fmt::format("    {0}* const ub{1}_all = ub{1};\n", c_compute_type(n.dtype), n.id);
   const std::string ind = "      ";
   grouped_ = true;
+  group_row_max_ = group.row_max;
   for (int block = 0; block < kernel_.num_passes; ++block) {
     out += fmt::format("    for (int g_ = 0; g_ < {}; ++g_) {{\n", g);
     for (int a : row_axes_)
@@ -98,7 +145,7 @@ std::string KernelEmitter::grouped_row_loop() const {
       if (!ub_write_pass_.empty() && ub_write_pass_[static_cast<size_t>(n.id)] >= 0)
         out += fmt::format(
             "{0}{1}* __restrict const ub{2} = ub{2}_all + g_ * {3};  // this row's slice\n", ind,
-            c_compute_type(n.dtype), n.id, kGroupSlice);
+            c_compute_type(n.dtype), n.id, group_slice(group));
     for (int id : values)
       if (group_block(id) < block)
         out += fmt::format("{0}const {1} {2} = g{2}[g_];\n", ind, c_compute_type(node(id).dtype),

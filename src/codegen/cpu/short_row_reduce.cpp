@@ -120,9 +120,9 @@ void KernelEmitter::emit_short_row_loop(
       buffer = fmt::format("ub{} + lo", input);
     } else {
       buffer = fmt::format("rb{}", r);
-      out += fmt::format("{}float {}[{}] __attribute__((aligned(64)));  // {}\n", ind, buffer,
-                         extent.value_or(grouped_ ? kGroupRowMax : kShortReduceRow) + kRowReducePad,
-                         n.name);
+      out += fmt::format(
+          "{}float {}[{}] __attribute__((aligned(64)));  // {}\n", ind, buffer,
+          extent.value_or(grouped_ ? group_row_max_ : kShortReduceRow) + kRowReducePad, n.name);
       writes += fmt::format("{}{}[i{} - lo] = {};", writes.empty() ? "" : " ", buffer, axis,
                             value(input));
     }
