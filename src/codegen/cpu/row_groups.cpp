@@ -72,6 +72,9 @@ int64_t group_slice(const RowGroup& g) {
 }  // namespace
 
 bool KernelEmitter::group_fits(int index) const {
+  // Not with gathers: their rows' offsets (gather.cpp) are locals of the
+  // row's first block; a group's later blocks would need them saved per row
+  // like the row-level values (bert_embeddings bf16 would qualify).
   if (column_ || has_gathers_ || depth_ != 1 || kernel_.inner_axes.size() != 1) return false;
   const RowGroup& g = kRowGroups[index];
   if (ub_capacity_ > 0 && ub_capacity_ < g.rows * group_slice(g)) return false;
