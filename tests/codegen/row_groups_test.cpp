@@ -52,6 +52,28 @@ std::string max_text(const std::string& dtype, const std::string& d) {
                      dtype, d);
 }
 
+/// Gathered rows (two embedding lookups, added) normalized, then an exp:
+/// medium rows in pairs (bf16: a long loop body), each row's table offsets
+/// in every block.
+std::string embed_norm_text(const std::string& dtype) {
+  return fmt::format(R"(graph embed(t: {0}[V, D], ids: i64[N], u: {0}[V, D], jds: i64[N]) {{
+  g = gather(t, ids, axis=0)
+  h = gather(u, jds, axis=0)
+  e = add(g, h)
+  mean = reduce_mean(e, axes=[1], keepdims=true)
+  xc = sub(e, mean)
+  sq = mul(xc, xc)
+  var = reduce_mean(sq, axes=[1], keepdims=true)
+  eps = constant(dtype={0}, value=1e-5)
+  ve = add(var, eps)
+  inv = rsqrt(ve)
+  xn = mul(xc, inv)
+  y = exp(xn)
+  return y
+}})",
+                     dtype);
+}
+
 std::vector<sym::Binding> shapes(bool three_d) {
   std::vector<sym::Binding> out;
   for (int64_t n : {1, 7, 8, 9, 17, 37}) {
@@ -104,6 +126,14 @@ TEST(RowGroups, MatchTheReference) {
     max.make_inputs = with_specials;
     cases.push_back(std::move(max));
   }
+  for (const char* dt : {"f32", "bf16"}) {
+    std::vector<sym::Binding> rows;
+    for (int64_t n : {1, 2, 7, 8, 9})
+      for (int64_t d : {16, 100, 384, 1024, 1100})
+        rows.push_back({{"N", n}, {"D", d}, {"V", 13}});
+    cases.push_back({fmt::format("embedding norm {}", dt), parse_graph(embed_norm_text(dt)), rows,
+                     tol(dt), tol(dt)});
+  }
   const std::string code = check_split_cases(cases, /*expect_split=*/false);
   EXPECT_THAT(code, HasSubstr(kGroups));
   EXPECT_THAT(code, HasSubstr(kPairs));
@@ -142,6 +172,10 @@ TEST(RowGroups, SourceStructure) {
   // Rows longer than the limit, column reductions, gathers: none.
   EXPECT_THAT(source(softmax_text("f32", "65")), Not(HasSubstr(kGroups)));
   EXPECT_THAT(source(softmax_text("f32", "65")), Not(HasSubstr(kPairs)));
+  // Gathered rows: medium ones in pairs (bf16), short ones not in groups.
+  const std::string embed = source(embed_norm_text("bf16"));
+  EXPECT_THAT(embed, HasSubstr(kPairs));
+  EXPECT_THAT(embed, Not(HasSubstr(kGroups)));
   EXPECT_THAT(source(R"(graph g(x: f32[N, D]) {
   s = reduce_sum(x, axes=[0])
   return s

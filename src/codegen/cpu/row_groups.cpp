@@ -72,10 +72,9 @@ int64_t group_slice(const RowGroup& g) {
 }  // namespace
 
 bool KernelEmitter::group_fits(int index) const {
-  // Not with gathers: their rows' offsets (gather.cpp) are locals of the
-  // row's first block; a group's later blocks would need them saved per row
-  // like the row-level values (bert_embeddings bf16 would qualify).
-  if (column_ || has_gathers_ || depth_ != 1 || kernel_.inner_axes.size() != 1) return false;
+  // Gathers in medium groups only (measured there: bert_embeddings).
+  if (column_ || (has_gathers_ && index == 0) || depth_ != 1 || kernel_.inner_axes.size() != 1)
+    return false;
   const RowGroup& g = kRowGroups[index];
   if (ub_capacity_ > 0 && ub_capacity_ < g.rows * group_slice(g)) return false;
   if (index > 0 && tiling::loop_traffic(kernel_).ops < kMinMediumGroupOps) return false;
@@ -150,9 +149,13 @@ std::string KernelEmitter::row_group_loop(int index) const {
             "{0}{1}* __restrict const ub{2} = ub{2}_all + g_ * {3};  // this row's slice\n", ind,
             c_compute_type(n.dtype), n.id, group_slice(group));
     for (int id : values)
-      if (group_block(id) < block)
+      if (group_block(id) < block) {
         out += fmt::format("{0}const {1} {2} = g{2}[g_];\n", ind, c_compute_type(node(id).dtype),
                            value(id));
+        // The row offsets of the Gathers it indexes (gather.cpp), again: a
+        // bad index reports the same error again, which changes nothing.
+        emit_gather_checks(id, ind, out);
+      }
     if (block == 0) emit_stage(0, ind, out);
     prefetching_ = !prefetched_.empty() && block == kernel_.num_passes - 1;
     emit_pass(block, ind, out);
