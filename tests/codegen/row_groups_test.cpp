@@ -27,20 +27,24 @@ using ::testing::Not;
 const std::string kGroups = "rows in groups of 8";
 const std::string kPairs = "rows in groups of 2";
 
-std::string layernorm_text(const std::string& dtype, const std::string& d) {
-  return fmt::format(R"(graph ln(x: {0}[A, N, {1}], gamma: {0}[{1}]) {{
-  mean = reduce_mean(x, axes=[2], keepdims=true)
-  xc = sub(x, mean)
+/// x's normalization over `axis` (x - mean) / sqrt(var + eps) as `xn`, in
+/// the .af text of a graph body.
+std::string normalized_text(const std::string& dtype, const std::string& x, int axis) {
+  return fmt::format(R"(  mean = reduce_mean({1}, axes=[{2}], keepdims=true)
+  xc = sub({1}, mean)
   sq = mul(xc, xc)
-  var = reduce_mean(sq, axes=[2], keepdims=true)
+  var = reduce_mean(sq, axes=[{2}], keepdims=true)
   eps = constant(dtype={0}, value=1e-5)
   ve = add(var, eps)
   inv = rsqrt(ve)
   xn = mul(xc, inv)
-  y = mul(xn, gamma)
-  return y, mean
-}})",
-                     dtype, d);
+)",
+                     dtype, x, axis);
+}
+
+std::string layernorm_text(const std::string& dtype, const std::string& d) {
+  return fmt::format("graph ln(x: {0}[A, N, {1}], gamma: {0}[{1}]) {{\n", dtype, d) +
+         normalized_text(dtype, "x", 2) + "  y = mul(xn, gamma)\n  return y, mean\n}\n";
 }
 
 std::string max_text(const std::string& dtype, const std::string& d) {
@@ -60,18 +64,9 @@ std::string embed_norm_text(const std::string& dtype) {
   g = gather(t, ids, axis=0)
   h = gather(u, jds, axis=0)
   e = add(g, h)
-  mean = reduce_mean(e, axes=[1], keepdims=true)
-  xc = sub(e, mean)
-  sq = mul(xc, xc)
-  var = reduce_mean(sq, axes=[1], keepdims=true)
-  eps = constant(dtype={0}, value=1e-5)
-  ve = add(var, eps)
-  inv = rsqrt(ve)
-  xn = mul(xc, inv)
-  y = exp(xn)
-  return y
-}})",
-                     dtype);
+)",
+                     dtype) +
+         normalized_text(dtype, "e", 1) + "  y = exp(xn)\n  return y\n}\n";
 }
 
 std::vector<sym::Binding> shapes(bool three_d) {
