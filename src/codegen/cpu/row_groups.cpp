@@ -24,9 +24,11 @@
 // indices are arrays too, and every block recomputes the row bases from
 // them. Row buffers (row_buffers.cpp) get a slice per row of the group. The
 // rows are computed exactly as one by one, so the results are bit-identical.
-// While the blocks are emitted, grouped_ tells the passes that a row is
-// short and fits the row buffers: no long-row clause loop, no recomputing
-// variant (short_row_reduce.cpp, reduction_pass.cpp).
+// While the blocks are emitted, grouped_ tells the passes that a row has at
+// most group_row_max_ (<= 1024) elements and fits the row buffers: no
+// long-row clause loop, no recomputing variant (short_row_reduce.cpp,
+// reduction_pass.cpp). A Gather's row offsets (gather.cpp) are recomputed in
+// each block from the saved index values.
 #include <iterator>
 #include <optional>
 
