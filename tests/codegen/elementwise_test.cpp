@@ -86,7 +86,12 @@ TEST(Elementwise, LongBodiesAreScheduled) {
   cases.push_back(
       {"chain30",
        parse_graph_file(std::string(AUTOFUSE_SOURCE_DIR) + "/examples/patterns/chain30.af"),
-       {{{"N", 3}, {"D", 131}}},
+       // Chunks of 64 and tails: none, one, several; rows split across blocks.
+       {{{"N", 1}, {"D", 1}},
+        {{"N", 3}, {"D", 131}},
+        {{"N", 2}, {"D", 64}},
+        {{"N", 5}, {"D", 1000}},
+        {{"N", 2}, {"D", 4097}}},
        1e-5,
        1e-5});
   GraphBuilder b("bias_relu");
