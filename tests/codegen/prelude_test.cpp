@@ -4,6 +4,7 @@
 // and the floor-division helpers. AUTOFUSE_EXHAUSTIVE=1 sweeps all 2^32
 // floats instead of a sample (Prelude.VectorMath* alone: 22 minutes on one
 // Zen 3 core in session 12).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -48,6 +49,9 @@ const jit::Module& prelude_module() {
     for (const char* f : kFunctions)
       loop(f, "float", "float", fmt::format("af_{}", f).c_str());
     loop("exp_nonpos", "float", "float", "af_exp_nonpos");
+    source.code +=
+        "extern \"C\" void t_exp_nonpos_row(float* p, int64_t n) { af_exp_nonpos_row(p, n); }\n"
+        "extern \"C\" int t_exp_row_x16(void) { return AF_EXP_ROW_X16; }\n";
     // bf16 stores by the chunk (n a multiple of 64), as inner_loop.cpp emits them.
     source.code +=
         "extern \"C\" int t_bf16_cvt(void) { return AF_BF16_CVT; }\n"
@@ -239,8 +243,13 @@ TEST(Prelude, VectorMathIsWithinAFewUlpOfGlibc) {
 TEST(Prelude, ExpOfNonPositiveIsExp) {
   // af_exp_nonpos (no upper clamp, for x - max(x)) gives af_exp's bits for
   // every x <= 0 and NaN, and for x up to 64 (its scaling holds to ~70: a
-  // contracted recomputation of x may exceed the max by an ulp).
+  // contracted recomputation of x may exceed the max by an ulp); so does
+  // af_exp_nonpos_row, its in-place row form (vscalefps under AVX-512).
   using Fn = void (*)(const float*, float*, int64_t);
+  using RowFn = void (*)(float*, int64_t);
+  if (__builtin_cpu_supports("avx512f")) {
+    EXPECT_EQ(fn<int (*)()>("exp_row_x16")(), 1);
+  }
   int64_t checked = 0;
   for_each_chunk(4099, [&](const std::vector<uint32_t>& bits) {
     std::vector<float> x;
@@ -251,13 +260,21 @@ TEST(Prelude, ExpOfNonPositiveIsExp) {
     std::vector<float> want(x.size()), got(x.size());
     fn<Fn>("exp")(x.data(), want.data(), static_cast<int64_t>(x.size()));
     fn<Fn>("exp_nonpos")(x.data(), got.data(), static_cast<int64_t>(x.size()));
+    // af_exp_nonpos_row in place, in rows of 1..37 (16-lane vectors and tails).
+    std::vector<float> row = x;
+    for (size_t at = 0, len = 1; at < row.size(); at += len, len = len % 37 + 1)
+      fn<RowFn>("exp_nonpos_row")(row.data() + at,
+                                  static_cast<int64_t>(std::min(len, row.size() - at)));
     for (size_t i = 0; i < x.size(); ++i) {
       if (std::isnan(want[i])) {
         ASSERT_TRUE(std::isnan(got[i])) << fmt::format("x = {:a}", x[i]);
+        ASSERT_TRUE(std::isnan(row[i])) << fmt::format("row: x = {:a}", x[i]);
         continue;
       }
       ASSERT_EQ(float_bits(got[i]), float_bits(want[i]))
           << fmt::format("x = {:a}: {} vs af_exp's {}", x[i], got[i], want[i]);
+      ASSERT_EQ(float_bits(row[i]), float_bits(want[i]))
+          << fmt::format("row: x = {:a}: {} vs af_exp's {}", x[i], row[i], want[i]);
     }
     checked += static_cast<int64_t>(x.size());
   });

@@ -121,6 +121,11 @@ TEST(ShortRowReduce, NanAndInfinities) {
       plain.make_inputs = with_specials;
       cases.push_back(std::move(plain));
     }
+    // Softmax (its exp exponentiates the buffer): NaN rows, inf - inf.
+    GraphCase softmax{fmt::format("softmax {}", dt), parse_graph(softmax_text(dt)), shapes, tol(dt),
+                      1e-4};
+    softmax.make_inputs = with_specials;
+    cases.push_back(std::move(softmax));
   }
   check_split_cases(cases, /*expect_split=*/false);
 }
@@ -145,6 +150,23 @@ TEST(ShortRowReduce, SourceStructure) {
   EXPECT_THAT(softmax, HasSubstr("= af_row_max_f32_in(&p0["));
   EXPECT_THAT(softmax, HasSubstr("= af_row_sum_f32(ub"));
   EXPECT_THAT(softmax, HasSubstr("= af_row_sum_f32(rb"));
+  // Its exp: the buffer gets x - max and af_exp_nonpos_row after the loop
+  // (the long rows' clause loop keeps af_exp_nonpos).
+  EXPECT_THAT(softmax, HasSubstr("af_exp_nonpos_row(ub"));
+  EXPECT_THAT(softmax, HasSubstr("af_exp_nonpos_row(rb"));
+  EXPECT_THAT(softmax, HasSubstr("af_exp_nonpos("));
+  EXPECT_THAT(source(softmax_text("bf16", "100")), HasSubstr("af_exp_nonpos_row("));
+  EXPECT_THAT(source(softmax_text("f32", "64")), Not(HasSubstr("af_exp_nonpos_row(")));
+  // Not when the loop uses the exp otherwise (here: stores it).
+  const std::string stored = source(R"(graph g(x: f32[N, D]) {
+  m = reduce_max(x, axes=[1], keepdims=true)
+  shifted = sub(x, m)
+  e = exp(shifted)
+  s = reduce_sum(e, axes=[1], keepdims=true)
+  return e, s
+})");
+  EXPECT_THAT(stored, HasSubstr("af_exp_nonpos("));
+  EXPECT_THAT(stored, Not(HasSubstr("af_exp_nonpos_row(")));
   // Static rows up to 1024: no branch, no clause; longer: the clause only.
   const std::string short_static = source(reduce_text("reduce_sum", "f32", "100", true));
   EXPECT_THAT(short_static, Not(HasSubstr(branch)));

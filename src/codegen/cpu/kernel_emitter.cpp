@@ -334,6 +334,12 @@ bool KernelEmitter::nonpositive(int id) const {
          max->inputs.at(0) == sub.inputs.at(0);
 }
 
+bool KernelEmitter::exp_nonpos(const AscNode& n) const {
+  if (n.kind != AscKind::Compute || n.op != OpKind::Exp) return false;
+  const DType operand = node(n.inputs.at(0)).dtype;
+  return c_compute_type(operand) == "float" && !is_float8(operand) && nonpositive(n.inputs.at(0));
+}
+
 void KernelEmitter::emit_node(const AscNode& n, const std::string& indent, std::string& out,
                               StoreTo to) const {
   const std::string type = c_compute_type(n.dtype);
@@ -401,8 +407,9 @@ void KernelEmitter::emit_node(const AscNode& n, const std::string& indent, std::
               : -1;
       if (constant >= 0)
         rhs = min_max_with_constant(n.op, constant, args.at(0), args.at(1));
-      else if (n.op == OpKind::Exp && c_compute_type(operand) == "float" && !is_float8(operand) &&
-               nonpositive(n.inputs.at(0)))
+      else if (std::count(row_exps_.begin(), row_exps_.end(), n.id) > 0)
+        rhs = args.at(0);  // its buffer's exp after the loop (short_row_reduce.cpp)
+      else if (exp_nonpos(n))
         rhs = fmt::format("af_exp_nonpos({})", args.at(0));  // no upper clamp
       else
         rhs = compute_expr(n.op, operand, args);

@@ -157,6 +157,9 @@ class KernelEmitter {
   /// Whether value `id` is <= 0 or NaN for every element: x - max(x), the
   /// max reduced from the same x and broadcast back (softmax's exp operand).
   bool nonpositive(int id) const;
+  /// Whether node `n` is an Exp emitted as af_exp_nonpos (f32 compute of a
+  /// nonpositive() operand).
+  bool exp_nonpos(const AscNode& n) const;
   /// `if (key is streaming) af_nt_fence();` when some store streams, else empty.
   std::string fence_if_streamed(const std::string& indent) const;
   std::string row_base(const AscNode& n) const;
@@ -244,6 +247,11 @@ class KernelEmitter {
   void emit_short_row_loop(const PassPlan& plan, const std::vector<int>& body,
                            const std::function<std::string(const std::string&)>& updates,
                            const std::string& indent, std::string& out) const;
+  /// Whether exp_nonpos() node `id`, reduced from a short row's buffer
+  /// (`ub`: its row buffer's pass, or -1), can be written to that buffer as
+  /// its operand and exponentiated there after the loop: computed in the
+  /// loop `body`, used there by nothing else, its buffer written there.
+  bool exp_in_buffer(int id, const std::vector<int>& body, int ub) const;
   /// Whether a short row reduces Load `load`'s values in place: f32, contiguous along `axis`.
   bool reads_in_place(const AscNode& load, int axis) const;
   /// The row layout's vector loop with OpenMP reduction clauses (and the
@@ -432,6 +440,10 @@ class KernelEmitter {
   /// buffers.
   mutable bool grouped_ = false;
   mutable int64_t group_row_max_ = 0;
+  /// While a short row's loop is emitted: exp_nonpos() Exps whose only use
+  /// there is a buffer, which then holds their operand and gets
+  /// af_exp_nonpos_row after the loop (short_row_reduce.cpp).
+  mutable std::vector<int> row_exps_;
 
   const schedule::ScheduledKernel& kernel_;
   const ascir::AscGraph& graph_;

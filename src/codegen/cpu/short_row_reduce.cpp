@@ -19,7 +19,12 @@
 //
 // A Reduce of an f32 input row reads it in place (af_row_*_in: no copy loop,
 // which g++ would turn into a memcpy call); one whose input is in a row
-// buffer (row_buffers.cpp) in this pass reduces that buffer. The sum's error
+// buffer (row_buffers.cpp) in this pass reduces that buffer. Softmax's
+// exp(x - max) (af_exp_nonpos) whose only use in the loop is its buffer is
+// written there as x - max and exponentiated after the loop by
+// af_exp_nonpos_row: the same bits, 16 lanes at a time with vscalefps under
+// AVX-512 (kernel_prelude_rows.h; softmax_mask f32 [8, 12, 384, 384] 0.96x
+// the time on Zen 5, and no slow subnormal results). The sum's error
 // bound is within the cascade chunk's (a lane of one of 4 accumulators sums
 // at most kShortReduceRow / 32 values, then 5 pairwise levels), and its
 // order depends only on the row segment, not on the block that runs it.
@@ -46,6 +51,11 @@ namespace {
 /// The longest row reduced from buffers: at most one cascade chunk (the
 /// sum's error bound), and the buffers are stack arrays of this many floats.
 constexpr int64_t kShortReduceRow = tiling::kShortReduceRow;
+
+/// The shortest rows (static, or a row group's longest) whose exp runs over
+/// the buffer after the loop (af_exp_nonpos_row); row groups of 8 take rows
+/// of at most 64.
+constexpr int64_t kExpRowMin = 65;
 
 /// The prelude function reducing a float buffer with `op`, or empty.
 std::string row_function(OpKind op) {
@@ -89,6 +99,24 @@ std::vector<int> KernelEmitter::short_row_reduces(const PassPlan& plan) const {
   return reduces;
 }
 
+bool KernelEmitter::exp_in_buffer(int id, const std::vector<int>& body, int ub) const {
+  if (!exp_nonpos(node(id)) || std::count(body.begin(), body.end(), id) == 0) return false;
+  // Not for rows known to be short: the extra call costs more than it saves
+  // (softmax_mask f32 rows of 16 in groups of 8: 1.07-1.09x the time), and a
+  // 16-bit loop's f32 values, stored as 32-byte halves, would reach its
+  // 64-byte loads through a store-forwarding stall (bf16: 2.1x).
+  const std::optional<int64_t> extent =
+      graph_.axes.at(static_cast<size_t>(kernel_.inner_axes.front())).size.as_const();
+  if (grouped_ ? group_row_max_ < kExpRowMin : extent && *extent < kExpRowMin) return false;
+  // A row buffer of an earlier pass already holds the exps.
+  if (ub >= 0 && ub < ub_pass_) return false;
+  // No other use in the loop: they would read the exponent.
+  return std::none_of(body.begin(), body.end(), [&](int other) {
+    const std::vector<int> reads = operands(node(other));
+    return std::count(reads.begin(), reads.end(), id) > 0;
+  });
+}
+
 void KernelEmitter::emit_short_row_loop(
     const PassPlan& plan, const std::vector<int>& body,
     const std::function<std::string(const std::string&)>& updates, const std::string& indent,
@@ -106,7 +134,7 @@ void KernelEmitter::emit_short_row_loop(
   // Each Reduce's buffer: the input row itself when the value is an f32 Load
   // (a copy loop would become a memcpy call), its row buffer when this pass
   // has one, else a buffer of its own.
-  std::string writes, reduce;
+  std::string writes, reduce, exps;
   for (int r : plan.short_row) {
     const AscNode& n = node(r);
     const int input = n.inputs.at(0);
@@ -125,6 +153,10 @@ void KernelEmitter::emit_short_row_loop(
           extent.value_or(grouped_ ? group_row_max_ : kShortReduceRow) + kRowReducePad, n.name);
       writes += fmt::format("{}{}[i{} - lo] = {};", writes.empty() ? "" : " ", buffer, axis,
                             value(input));
+    }
+    if (exp_in_buffer(input, body, ub) && exps.find("(" + buffer + ",") == std::string::npos) {
+      exps += fmt::format("{}af_exp_nonpos_row({}, hi - lo);\n", ind, buffer);
+      if (std::count(row_exps_.begin(), row_exps_.end(), input) == 0) row_exps_.push_back(input);
     }
     const std::string call = row_function(n.op) + suffix;
     if (reduce_code(n.op, n.dtype).tracks_nan) {
@@ -145,8 +177,10 @@ void KernelEmitter::emit_short_row_loop(
       return node(r).inputs.at(0) == id && reads_in_place(node(id), axis);
     });
   });
+  AF_CHECK(loop || row_exps_.empty(), "kernel {}: an Exp buffered without its loop", graph_.name);
   if (loop) emit_inner_loop(axis, "lo", "hi", body, "#pragma omp simd", buffer_writes, ind, out);
-  out += reduce;
+  row_exps_.clear();
+  out += exps + reduce;
   if (always_short) return;
   out += indent + "} else {\n";
   emit_clause_loop(plan, body, updates, indent + "  ", out);
