@@ -247,9 +247,33 @@ TEST(Streaming, OtherCompilersAndTargets) {
   all.push_back({"mixed_outputs", mixed_outputs(), nd({{3, 1023}}), 1e-2});
   all.push_back({"layernorm_f16", example("layernorm_f16"), nd({{2, 1000}}), 4e-3});
   all.push_back({"chain30", example("patterns/chain30"), nd({{2, 1001}}), 1e-5});  // AF_SCHEDULED
+  all.push_back({"softmax", example("softmax"), nd({{3, 1000}}), 1e-5});  // af_exp_nonpos_row
   std::vector<schedule::ScheduledKernel> kernels;
   codegen::ModuleSource module = module_of(all, kernels);
   module.code += "extern \"C\" int t_nt_stores(void) { return AF_NT_STORES; }\n";
+  // af_exp_nonpos_row against af_exp_nonpos on every 4099th float <= 64
+  // (NaN included): clang's AVX-512 path and the fallbacks.
+  module.code += R"(extern "C" int64_t t_exp_row_mismatches(void) {
+  float x[1000], row[1000];
+  int64_t n = 0, bad = 0;
+  for (uint64_t u = 0; u < (UINT64_C(1) << 32) || n > 0; u += 4099) {
+    if (u < (UINT64_C(1) << 32)) {
+      const uint32_t b = (uint32_t)u;
+      __builtin_memcpy(&x[n], &b, 4);
+      if (!(x[n] > 64.0f)) row[n] = x[n], ++n;
+      if (n < 1000) continue;
+    }
+    af_exp_nonpos_row(row, n);
+    for (int64_t i = 0; i < n; ++i) {
+      const float want = af_exp_nonpos(x[i]);
+      bad += want != want ? row[i] == row[i] : __builtin_memcmp(&want, &row[i], 4) != 0;
+    }
+    n = 0;
+    if (u >= (UINT64_C(1) << 32)) break;
+  }
+  return bad;
+}
+)";
   struct Target {
     const char* cxx;
     std::vector<std::string> flags;
@@ -272,6 +296,7 @@ TEST(Streaming, OtherCompilersAndTargets) {
     jit::CompileStats stats;
     const auto so = jit::compile_and_load(module.code, options, stats);
     EXPECT_EQ(reinterpret_cast<int (*)()>(so->symbol("t_nt_stores"))(), 1);
+    EXPECT_EQ(reinterpret_cast<int64_t (*)()>(so->symbol("t_exp_row_mismatches"))(), 0);
     check_keys_agree(all, *so, module, kernels, {0, 3});
   }
 }
