@@ -96,6 +96,16 @@ int64_t tile_row_bytes_per_lane(const ScheduledKernel& k) {
   return std::max<int64_t>(bytes, 1);
 }
 
+/// Bytes per tile lane of one reduced index of the Stores along the tile
+/// axis and a reduced axis (an output row that several blocks may share).
+int64_t store_row_bytes_per_lane(const ScheduledKernel& k) {
+  int64_t bytes = 0;
+  for (const AscNode& n : k.graph.nodes)
+    if (n.kind == AscKind::Store && n.view.varies_along(k.tile_axis) && varies_along_reduced(k, n))
+      bytes += dtype_size(n.dtype);
+  return bytes;
+}
+
 /// Bytes per tile lane that a pass after the first reads again: the tile
 /// streams over the reduced extent they vary along.
 sym::Expr resident_bytes_per_lane(const ScheduledKernel& k) {
@@ -220,7 +230,35 @@ std::string emit_reduction_tiling(const ScheduledKernel& k,
     c += "  tiles = af_ceildiv(n_tile, tile);\n";
     c +=
         fmt::format("  const int64_t min_tile = af_min(n_tile, af_max(lanes, {}));\n", kMinTileRun);
-    c += "  if (rows * tiles < want && tile > min_tile && (resident || !can_split)) {\n";
+    const int64_t store_bytes = store_row_bytes_per_lane(k);
+    if (store_bytes > 0) {
+      // Fewer rows than blocks: blocks would write tiles of the same output
+      // rows at once (kSharedRowBytes). Wide rows: at least two tiles per
+      // block and a whole number of tiles each, so the tiles written at the
+      // same time are not neighbours. Narrow rows: no tiles shared; a split
+      // gives the blocks different rows (one tile per row), else one block.
+      c += fmt::format(
+          "  const bool narrow_rows = rows < want && n_tile * {} < {};  // output rows not "
+          "shared\n",
+          store_bytes, kSharedRowBytes);
+      c += "  if (rows < want && !narrow_rows) {\n";
+      c += "    const int64_t per_block = af_max(2, af_ceildiv(tiles * af_max(rows, 1), want));\n";
+      c += "    const int64_t target = af_ceildiv(per_block * want, af_max(rows, 1));\n";
+      c +=
+          "    const int64_t even = af_max(min_tile, af_ceildiv(af_ceildiv(n_tile, target), lanes) "
+          "* lanes);\n";
+      c += "    if (even < tile) tile = even;\n";
+      c += "    tiles = af_ceildiv(n_tile, tile);\n  }\n";
+      c += fmt::format(
+          "  if (narrow_rows && can_split && rows * 4 < want * 3 && n_tile <= {}) {{  // one "
+          "tile per row\n    tile = n_tile;\n    tiles = 1;\n  }}\n",
+          max_tile(k));
+    } else {
+      c += "  const bool narrow_rows = false;\n";
+    }
+    c += "  (void)narrow_rows;\n";
+    c += "  if (rows * tiles < want && tile > min_tile && (resident || !can_split) && "
+         "!narrow_rows) {\n";
     c += "    // narrower tiles, one per usable core (a split keeps wide streaming tiles)\n";
     c += "    const int64_t per_row = af_ceildiv(want, af_max(rows, 1));\n";
     c += "    const int64_t narrow = af_max(min_tile, af_ceildiv(af_ceildiv(n_tile, per_row), "
@@ -230,6 +268,8 @@ std::string emit_reduction_tiling(const ScheduledKernel& k,
     c += fmt::format("  if (tile > {0}) {{  // the kernel's arrays hold {0} lanes\n", max_tile(k));
     c += fmt::format("    tile = {};\n    tiles = af_ceildiv(n_tile, tile);\n  }}\n", max_tile(k));
   }
+  if (!column)
+    c += "  const bool narrow_rows = false;  // (column layout only)\n  (void)narrow_rows;\n";
   c += "  int64_t fold = 1;\n";
   if (folds_rows(k)) {
     c += fmt::format(
@@ -241,7 +281,8 @@ std::string emit_reduction_tiling(const ScheduledKernel& k,
   c += "  const int64_t units0 = rows * tiles;\n";
   c += "  int64_t split = 1;\n  int64_t seg_len = n_split;\n";
   if (can_split) {
-    c += "  if (can_split && units0 * 4 < want * 3) {\n";
+    // (Not narrow rows of several tiles: a split's blocks would share them.)
+    c += "  if (can_split && units0 * 4 < want * 3 && !(narrow_rows && tiles > 1)) {\n";
     c += "    split = af_min(n_split, af_ceildiv(4 * want, af_max(units0, 1)));\n";
     if (column) {
       c += "    const int64_t combine_cap = (int64_t)__builtin_sqrt((double)(n_split / 64));\n";
@@ -285,8 +326,14 @@ std::string emit_reduction_tiling(const ScheduledKernel& k,
         kMomentRowsField, kColumnChunk, tile_row_bytes_per_lane(k));
   }
   c += "  const int64_t units = units0 * split;\n";
-  c += "  const af_block_split blocks =\n"
+  c += "  af_block_split blocks =\n"
        "      af_choose_blocks(units, af_max(1, total / af_max(units, 1)), 1, machine);\n";
+  if (column) {
+    c += "  if (narrow_rows && tiles > 1) {  // whole rows per block\n";
+    c +=
+        "    blocks.chunk = af_ceildiv(rows, af_max(1, af_min(rows, blocks.block_dim))) * tiles;\n";
+    c += "    blocks.block_dim = af_ceildiv(units, blocks.chunk);\n  }\n";
+  }
   c += "  td->header.block_dim = blocks.block_dim;\n";
   c += fmt::format("  td->{} = units;\n  td->{} = blocks.chunk;\n", kWorkField, kChunkField);
   c += fmt::format("  td->header.num_phases = split > 1 ? {} : 1;\n", std::max(phases, 1));

@@ -79,11 +79,13 @@ TEST(ColumnTiling, BroadcastConsumerKeepsWideTilesAndBalancedSegments) {
   struct Case {
     int64_t n, d, tile, split;
   };
-  // [64, 1024]: the tile fits half the L2 whole: one tile per core, no split.
-  // [2048, 1024] and [4099, 1000]: wide tiles re-read, split in 4 (2 rounds
-  // of 2 cores; the cap sqrt(N / 64) would give 5 or 8).
-  for (const Case c : {Case{64, 1024, 512, 1}, Case{2048, 1024, 1024, 4}, Case{4099, 1000, 1000, 8},
-                       Case{16384, 1024, 1024, 8}}) {
+  // [64, 1024]: the tile fits half the L2 whole, but tiles of one output row
+  // of 4 KiB are not shared between cores (tiling::kSharedRowBytes) and 64
+  // rows are too few to split: one block, one tile. [2048, 1024] and
+  // [4099, 1000]: wide tiles re-read, split in 4 (2 rounds of 2 cores; the
+  // cap sqrt(N / 64) would give 5 or 8).
+  for (const Case c : {Case{64, 1024, 1024, 1}, Case{2048, 1024, 1024, 4},
+                       Case{4099, 1000, 1000, 8}, Case{16384, 1024, 1024, 8}}) {
     const sym::Binding binding = {{"N", c.n}, {"D", c.d}};
     const std::vector<HostTensor> inputs = random_inputs(g, binding, 7);
     const PhasedRun run =
@@ -94,6 +96,37 @@ TEST(ColumnTiling, BroadcastConsumerKeepsWideTilesAndBalancedSegments) {
       const std::vector<HostTensor> want = run_reference(g, inputs, binding);
       EXPECT_TRUE(tensors_close(run.outputs[0], want[0], 1e-5, 1e-5)) << c.n << "x" << c.d;
     }
+  }
+}
+
+TEST(ColumnTiling, CoresShareOnlyWideOutputRows) {
+  // Two cores writing neighbouring tiles of the same output rows take each
+  // other's cache lines (tiling::kSharedRowBytes): rows narrower than 8 KiB
+  // go to the blocks whole (a split of the reduced axis) or to one block;
+  // wider ones in at least two tiles per block.
+  const Graph g = parse_graph(col_text("f32"));
+  std::vector<schedule::ScheduledKernel> kernels = {schedule_graph(g)};
+  const codegen::ModuleSource module = codegen::generate_cpu_module(kernels);
+  const auto so = compile(module);
+  af_machine one_core = two_cores();
+  one_core.cores = 1;
+  struct Case {
+    int64_t n, d, cores, block_dim, tile, split;
+  };
+  for (const Case c : {Case{64, 256, 2, 1, 256, 1}, Case{512, 256, 2, 2, 256, 2},
+                       Case{512, 256, 1, 1, 256, 1}, Case{256, 1024, 2, 2, 1024, 2},
+                       Case{128, 1024, 2, 1, 1024, 1}, Case{256, 2048, 2, 2, 512, 1},
+                       Case{64, 4096, 2, 2, 1024, 1}, Case{256, 1000, 2, 2, 1000, 2}}) {
+    const sym::Binding binding = {{"N", c.n}, {"D", c.d}};
+    const std::vector<HostTensor> inputs = random_inputs(g, binding, 7);
+    const PhasedRun run = run_phased(*so, module.kernels[0], kernels[0].graph, g, inputs, binding,
+                                     c.cores == 1 ? one_core : two_cores());
+    const std::string at = fmt::format("{}x{} on {} cores", c.n, c.d, c.cores);
+    EXPECT_EQ(run.block_dim, c.block_dim) << at;
+    EXPECT_EQ(run.tile, c.tile) << at;
+    EXPECT_EQ(run.split, c.split) << at;
+    const std::vector<HostTensor> want = run_reference(g, inputs, binding);
+    EXPECT_TRUE(tensors_close(run.outputs[0], want[0], 1e-5, 1e-5)) << at;
   }
 }
 
