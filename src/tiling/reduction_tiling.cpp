@@ -18,7 +18,14 @@
 //     kernels. Then, if rows * tiles < want, resident tiles (and streaming
 //     ones when the caller cannot run a split) narrow, not below
 //     kMinTileRun, so that every usable core gets a tile; streaming tiles
-//     stay wide and the split below makes the units.
+//     stay wide and the split below makes the units. Except where the
+//     blocks would write tiles of the same output rows at once (fewer rows
+//     than blocks, a Store along the tile axis and a reduced axis): the
+//     cores' store prefetches then take each other's lines, so a row of
+//     less than kSharedRowBytes keeps one tile (no narrowing) and goes to
+//     the blocks by segments of the split, or whole to one block; a wider
+//     row gets at least two tiles per block, a whole number each, so that
+//     the tiles written at the same time are not neighbours.
 //     A tile narrower than kMinTileRun that covers its whole axis folds
 //     about kFoldLanes / W rows into one vector loop when folds_rows() (a
 //     column sum of [4M, 4] f32: 14 ms unfolded, 2 ms folded, on 2 cores).
