@@ -10,10 +10,15 @@
 namespace autofuse::runtime {
 
 /// Least bytes a block should move to pay for waking another core. Waking a
-/// sleeping or spinning worker costs ~0.3-0.5 us (cpu-facts.md); one core
-/// streams ~30-40 GB/s from L3/DRAM, so the wake-up costs as much as moving
-/// ~12-20 KB. Blocks of >= 64 KiB keep that overhead under ~25%.
-inline constexpr int64_t kMinBlockBytes = 64 * 1024;
+/// sleeping or spinning worker costs ~0.3-0.5 us (cpu-facts.md; an empty
+/// 2-block launch 0.5 us on a Zen 5 VM); one core streams ~30-40 GB/s from
+/// L3/DRAM, so the wake-up costs as much as moving ~12-20 KB. But a small
+/// kernel's data is in the other core's L2 (the last kernel ran there), and
+/// fetching it from there costs more: dlrm_concat B=64 (213 KB) on 2 cores
+/// of that VM took 2.9 us in 2 blocks of 64+ KiB, 1.7 in one (one core: 1.7);
+/// 128 KiB blocks changed no other pattern's small or medium shape by more
+/// than noise (session 32, docs/benchmarks.md).
+inline constexpr int64_t kMinBlockBytes = 128 * 1024;
 
 /// Streaming stores pay only in a memory-bound loop (af_machine::
 /// stream_max_ops_per_kib; tiling::loop_traffic counts a kernel's vector
@@ -39,7 +44,7 @@ inline constexpr int64_t kStreamMaxOpsPerKiB = 480;
 /// once are the thread pool's threads).
 af_machine detect_machine(int threads = 0);
 
-/// "cores=2 l1=32K l2=1M l3=32M vector=64 min_block=64K stream_max=480/KiB"
+/// "cores=2 l1=32K l2=1M l3=32M vector=64 min_block=128K stream_max=480/KiB"
 std::string machine_to_string(const af_machine& machine);
 
 }  // namespace autofuse::runtime
