@@ -336,7 +336,7 @@ std::string emit_reduction_tiling(const ScheduledKernel& k,
   c += "  af_block_split blocks =\n"
        "      af_choose_blocks(units, af_max(1, total / af_max(units, 1)), 1, machine);\n";
   if (column) {
-    c += "  if (narrow_rows && tiles > 1) {  // whole rows per block\n";
+    c += "  if (narrow_rows && tiles > 1 && units > 0) {  // whole rows per block\n";
     c +=
         "    blocks.chunk = af_ceildiv(rows, af_max(1, af_min(rows, blocks.block_dim))) * tiles;\n";
     c += "    blocks.block_dim = af_ceildiv(units, blocks.chunk);\n  }\n";
