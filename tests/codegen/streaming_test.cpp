@@ -36,6 +36,21 @@ Graph example(const std::string& name) {
   return parse_graph_file(std::string(AUTOFUSE_SOURCE_DIR) + "/examples/" + name + ".af");
 }
 
+/// x * sigmoid(2x + u) * u: a chunk loop's sigmoid runs its exp over a chunk
+/// buffer (inner_loop.cpp's chunk_sigmoid_prologue).
+Graph silu(const char* dtype) {
+  return parse_graph(fmt::format(R"(graph silu(x: {0}[N, D], u: {0}[N, D]) {{
+  two = constant(dtype={0}, value=2)
+  x2 = mul(x, two)
+  a = add(x2, u)
+  s = sigmoid(a)
+  g = mul(x, s)
+  y = mul(g, u)
+  return y
+}})",
+                                 dtype));
+}
+
 Graph scale_shift() {  // rows of D: the broadcast operands keep the axes apart
   GraphBuilder b("scale_shift");
   Tensor x = b.input("x", DType::f32, {S("N"), S("D")});
@@ -146,6 +161,8 @@ std::vector<Case> cases() {
   out.push_back({"layernorm_f16", example("layernorm_f16"), rows, 4e-3});
   out.push_back({"layernorm_bf16", example("layernorm_bf16"), rows, 3e-2});
   out.push_back({"softmax", example("softmax"), rows, 1e-5});
+  out.push_back({"silu_f32", silu("f32"), rows, 1e-5});
+  out.push_back({"silu_bf16", silu("bf16"), rows, 3e-2});
   out.push_back({"strided_rows",  // prefetched 32 rows on: A > 32 to reach them
                  strided_rows(),
                  {{{"A", 3}, {"B", 2}}, {{"A", 70}, {"B", 3}}},
@@ -240,6 +257,26 @@ TEST(Streaming, KeysGiveIdenticalResults) {
   check_keys_agree(all, *compile(module), module, kernels, {0, 1, 5, 17});
 }
 
+TEST(Streaming, SigmoidsOfChunksExponentiateABuffer) {
+  // Chunk loops (streaming, prefetching, bf16 chunks) write -|x| to e<id>
+  // and run af_exp_nonpos_row over it; the plain and tail loops keep
+  // af_sigmoid (KeysGiveIdenticalResults: the same bits). Not when a Gather
+  // feeds the sigmoid (its checks need the loop's flags).
+  std::vector<schedule::ScheduledKernel> kernels = {schedule_graph(silu("bf16"))};
+  const std::string code = codegen::generate_cpu_module(kernels).code;
+  EXPECT_NE(code.find("af_exp_nonpos_row(e"), std::string::npos);
+  EXPECT_NE(code.find("= af_sigmoid_from_exp("), std::string::npos);
+  EXPECT_NE(code.find("= af_sigmoid("), std::string::npos);
+  kernels = {schedule_graph(parse_graph(R"(graph g(t: f32[V, 256], ids: i64[N]) {
+  e = gather(t, ids, axis=0)
+  s = sigmoid(e)
+  return s
+})"))};
+  const std::string gathered = codegen::generate_cpu_module(kernels).code;
+  EXPECT_EQ(gathered.find("= af_sigmoid_from_exp("), std::string::npos);
+  EXPECT_NE(gathered.find("= af_sigmoid("), std::string::npos);
+}
+
 TEST(Streaming, OtherCompilersAndTargets) {
   // Each path of af_nt_store: clang's builtin, g++'s SSE2 and AVX moves
   // (the default -march=native run above takes the AVX-512 one here).
@@ -248,6 +285,7 @@ TEST(Streaming, OtherCompilersAndTargets) {
   all.push_back({"layernorm_f16", example("layernorm_f16"), nd({{2, 1000}}), 4e-3});
   all.push_back({"chain30", example("patterns/chain30"), nd({{2, 1001}}), 1e-5});  // AF_SCHEDULED
   all.push_back({"softmax", example("softmax"), nd({{3, 1000}}), 1e-5});  // af_exp_nonpos_row
+  all.push_back({"silu_bf16", silu("bf16"), nd({{3, 1000}}), 3e-2});      // chunk sigmoids
   std::vector<schedule::ScheduledKernel> kernels;
   codegen::ModuleSource module = module_of(all, kernels);
   module.code += "extern \"C\" int t_nt_stores(void) { return AF_NT_STORES; }\n";

@@ -244,6 +244,46 @@ void KernelEmitter::emit_plain_loop(int axis, const std::string& lo, const std::
   out += "#endif\n";
 }
 
+std::string KernelEmitter::chunk_sigmoid_prologue(int axis, const std::vector<int>& nodes,
+                                                  const std::string& indent) const {
+  chunk_sigmoids_.clear();
+  if (kernel_.kind != schedule::Template::Elementwise || axis != vector_axis_) return {};
+  std::string out;
+  for (int id : nodes) {
+    const AscNode& n = node(id);
+    if (n.kind != AscKind::Compute || n.op != OpKind::Sigmoid) continue;
+    const DType operand = node(n.inputs.at(0)).dtype;
+    if (c_compute_type(operand) != "float" || is_float8(operand)) continue;
+    // The loop's nodes its operand needs, in loop order (a Gather's checks
+    // would need the loop's flags: not those).
+    std::vector<bool> needed(graph_.nodes.size(), false);
+    needed.at(static_cast<size_t>(n.inputs.at(0))) = true;
+    for (auto it = nodes.rbegin(); it != nodes.rend(); ++it)
+      if (needed.at(static_cast<size_t>(*it)))
+        for (int in : operands(node(*it)))
+          needed.at(static_cast<size_t>(in)) = true;
+    std::vector<int> chain;
+    for (int other : nodes)
+      if (needed.at(static_cast<size_t>(other))) chain.push_back(other);
+    if (std::any_of(chain.begin(), chain.end(),
+                    [&](int c) { return node(c).kind == AscKind::Gather; }))
+      continue;
+    out += fmt::format("{}float e{}[AF_NT_CHUNK] __attribute__((aligned(64)));  // e^-|x|, {}\n",
+                       indent, id, n.name);
+    out += "#pragma omp simd\n";
+    out += fmt::format("{0}for (int64_t i{1} = nt_k; i{1} < nt_k + AF_NT_CHUNK; ++i{1}) {{\n",
+                       indent, axis);
+    for (int c : chain)
+      emit_node(node(c), indent + "  ", out);
+    out += fmt::format("{}  e{}[i{} - nt_k] = af_neg_abs({});\n", indent, id, axis,
+                       value(n.inputs.at(0)));
+    out += indent + "}\n";
+    out += fmt::format("{}af_exp_nonpos_row(e{}, AF_NT_CHUNK);\n", indent, id);
+    chunk_sigmoids_.push_back(id);
+  }
+  return out;
+}
+
 void KernelEmitter::emit_loop_variants(
     int axis, const std::string& lo, const std::string& hi, const std::vector<int>& nodes,
     const std::string& pragma, const std::function<std::string(const std::string&)>& updates,
@@ -368,10 +408,12 @@ void KernelEmitter::emit_loop_variants(
     b += fmt::format("{}for (int64_t nt_k = {}; nt_k < nt_hi; nt_k += AF_NT_CHUNK) {{\n", i1, lo);
     b += prefetches;
     b += buffers(i2, which, "AF_NT_CHUNK");
+    b += chunk_sigmoid_prologue(axis, nodes, i2);
     b += pragma + "\n";
     b += fmt::format("{0}for (int64_t i{1} = nt_k; i{1} < nt_k + AF_NT_CHUNK; ++i{1}) {{\n", i2,
                      axis);
     b += body(i2 + "  ", which);
+    chunk_sigmoids_.clear();
     b += i2 + "}\n";
     b += flush(i2, which);
     b += i1 + "}\n";
@@ -438,10 +480,12 @@ void KernelEmitter::emit_loop_variants(
     out += fmt::format("{}for (int64_t nt_k = nt_lo; nt_k < nt_hi; nt_k += AF_NT_CHUNK) {{\n", in2);
     out += row_prefetches(axis, "nt_k", in3);
     out += buffers(in3, Buffered::Streamed, "AF_NT_CHUNK");
+    out += chunk_sigmoid_prologue(axis, nodes, in3);
     out += pragma + "\n";
     out += fmt::format("{0}for (int64_t i{1} = nt_k; i{1} < nt_k + AF_NT_CHUNK; ++i{1}) {{\n", in3,
                        axis);
     out += body(in4, Buffered::Streamed);
+    chunk_sigmoids_.clear();
     out += in3 + "}\n";
     out += nt_stores(in3);
     out += in2 + "}\n";
@@ -461,10 +505,12 @@ void KernelEmitter::emit_loop_variants(
       k2 +=
           fmt::format("{}for (int64_t nt_k = {}; nt_k < nt_hi; nt_k += AF_NT_CHUNK) {{\n", in1, lo);
       k2 += prefetches;
+      k2 += chunk_sigmoid_prologue(axis, nodes, in2);
       k2 += pragma + "\n";
       k2 += fmt::format("{0}for (int64_t i{1} = nt_k; i{1} < nt_k + AF_NT_CHUNK; ++i{1}) {{\n", in2,
                         axis);
       k2 += body(in3, Buffered::None);
+      chunk_sigmoids_.clear();
       k2 += in2 + "}\n";
       k2 += in1 + "}\n";
       k2 += pragma + "\n";

@@ -407,6 +407,9 @@ void KernelEmitter::emit_node(const AscNode& n, const std::string& indent, std::
               : -1;
       if (constant >= 0)
         rhs = min_max_with_constant(n.op, constant, args.at(0), args.at(1));
+      else if (std::count(chunk_sigmoids_.begin(), chunk_sigmoids_.end(), n.id) > 0)
+        rhs =
+            fmt::format("af_sigmoid_from_exp({}, e{}[i{} - nt_k])", args.at(0), n.id, vector_axis_);
       else if (std::count(row_exps_.begin(), row_exps_.end(), n.id) > 0)
         rhs = args.at(0);  // its buffer's exp after the loop (short_row_reduce.cpp)
       else if (exp_nonpos(n))

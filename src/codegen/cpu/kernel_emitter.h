@@ -122,6 +122,12 @@ class KernelEmitter {
                        const std::vector<int>& nodes, const std::string& pragma,
                        const std::function<std::string(const std::string&)>& updates,
                        const std::string& indent, std::string& out) const;
+  /// Before an Elementwise kernel's chunk loop over `nodes` (index nt_k):
+  /// per f32 Sigmoid among them (no Gather feeding it), a loop writing
+  /// -|x| to a chunk buffer e<id> and af_exp_nonpos_row over it; sets
+  /// chunk_sigmoids_ to those Sigmoids (inner_loop.cpp).
+  std::string chunk_sigmoid_prologue(int axis, const std::vector<int>& nodes,
+                                     const std::string& indent) const;
   /// `nodes` reordered to keep few values live (inner_loop.cpp).
   std::vector<int> register_order(const std::vector<int>& nodes) const;
   /// emit_inner_loop's loop(s) with `pragma` complete (inner_loop.cpp).
@@ -440,6 +446,9 @@ class KernelEmitter {
   /// buffers.
   mutable bool grouped_ = false;
   mutable int64_t group_row_max_ = 0;
+  /// While a chunk loop's body is emitted: the Sigmoids whose e^-|x| the
+  /// chunk buffer e<id> holds (chunk_sigmoid_prologue, inner_loop.cpp).
+  mutable std::vector<int> chunk_sigmoids_;
   /// While a short row's loop is emitted: exp_nonpos() Exps whose only use
   /// there is a buffer, which then holds their operand and gets
   /// af_exp_nonpos_row after the loop (short_row_reduce.cpp).

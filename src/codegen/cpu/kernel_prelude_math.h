@@ -400,9 +400,16 @@ AF_INLINE float af_cos(float x) {
 /// result (1 / (1 + expf(-x)) is 0 below -88.7: expf overflows). -|x| is
 /// x with its sign bit set: one vector instruction (g++ spells
 /// -__builtin_fabsf(x) as two).
-AF_INLINE float af_sigmoid(float x) {
-  const float t = af_exp_nonpos(af_u2f(af_f2u(x) | 0x80000000u));
+AF_INLINE float af_neg_abs(float x) {
+  return af_u2f(af_f2u(x) | 0x80000000u);
+}
+/// sigmoid(x) from t = e^-|x| (af_exp_nonpos(af_neg_abs(x)), or its row
+/// form over a chunk buffer: inner_loop.cpp's chunk sigmoids).
+AF_INLINE float af_sigmoid_from_exp(float x, float t) {
   return af_self(x < 0.0f, t, 1.0f) / (1.0f + t);
+}
+AF_INLINE float af_sigmoid(float x) {
+  return af_sigmoid_from_exp(x, af_exp_nonpos(af_neg_abs(x)));
 }
 
 #endif  // AUTOFUSE_CODEGEN_CPU_KERNEL_PRELUDE_MATH_H_
