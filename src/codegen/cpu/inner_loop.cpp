@@ -41,6 +41,16 @@
 // loops with ordinary stores (key 0; key 2) by the chunk as well, every
 // streamed store into a chunk buffer copied out after the chunk, so that
 // g++'s scheduler can interleave the chunk's vectors.
+//
+// An Elementwise kernel's chunk loops (all of the above that run by the
+// chunk) compute each f32 Sigmoid in two steps (chunk_sigmoid_prologue): a
+// loop over the chunk writes -|x| to e<id>[AF_NT_CHUNK] and
+// af_exp_nonpos_row exponentiates it (16 lanes with vscalefps under
+// AVX-512), then the chunk's loop finishes sigmoid from it
+// (af_sigmoid_from_exp) with the same bits as af_sigmoid. SiLU times an
+// operand in the L1 (ns per element, one thread, Zen 5): 0.167 -> 0.137;
+// built for AVX2 0.367 -> 0.311 (the exp's chain no longer shares the
+// loop with the rest); swiglu bf16 0.89-0.94x.
 #include <fmt/format.h>
 
 #include <algorithm>
