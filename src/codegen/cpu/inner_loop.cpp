@@ -396,6 +396,10 @@ void KernelEmitter::emit_loop_variants(
   const auto nt_stores = [&](const std::string& ind) { return flush(ind, Buffered::Streamed); };
   const bool bf16_chunks = std::any_of(streamed.begin(), streamed.end(),
                                        [&](int id) { return node(id).dtype == DType::bf16; });
+  // Sigmoids run by the chunk (chunk_sigmoid_prologue): key 0 and key 2 as
+  // well (swiglu f32 in the L2 is compute-bound).
+  const bool sigmoids = !chunk_sigmoid_prologue(axis, nodes, indent).empty();
+  chunk_sigmoids_.clear();
   // Loops over [lo, hi) with ordinary stores (key 0, or key 2 with
   // `prefetches` per chunk): with bf16 stores where the prelude rounds by
   // the chunk (AF_BF16_CVT), whole chunks then the rest; else `plain`. A
@@ -403,15 +407,19 @@ void KernelEmitter::emit_loop_variants(
   // chunk buffer: stores to the outputs kept g++'s scheduler from moving the
   // next vector's loads above them, buffers do not (chain30 f32 [1024,
   // 1024] in the L2: 0.32 ms with the chunks storing to the output, 0.27
-  // with buffers; Zen 5).
+  // with buffers; Zen 5). A kernel with chunk sigmoids runs by the chunk
+  // too, its stores where they were.
   const auto ordinary_loops = [&](const std::string& ind, const std::string& prefetches,
                                   const std::string& plain) {
-    if ((!bf16_chunks && !scheduled_) || (extent && *extent < tiling::kStreamChunk)) return plain;
+    if ((!bf16_chunks && !scheduled_ && !sigmoids) || (extent && *extent < tiling::kStreamChunk))
+      return plain;
     const Buffered which = scheduled_ ? Buffered::Chunked : Buffered::Bf16;
+    // Only bf16 chunks have a form without AF_BF16_CVT (`plain`).
+    const bool cvt_only = !scheduled_ && bf16_chunks;
     const std::string i1 = ind + "  ";
     const std::string i2 = i1 + "  ";
     std::string b =
-        scheduled_ ? std::string() : "#if AF_BF16_CVT  // bf16 stores rounded by the chunk\n";
+        cvt_only ? "#if AF_BF16_CVT  // bf16 stores rounded by the chunk\n" : std::string();
     b += ind + "{\n";
     b += fmt::format("{}const int64_t nt_hi = {} + ({} - {}) / AF_NT_CHUNK * AF_NT_CHUNK;\n", i1,
                      lo, hi, lo);
@@ -432,7 +440,7 @@ void KernelEmitter::emit_loop_variants(
     b += body(i2, Buffered::None);
     b += i1 + "}\n";
     b += ind + "}\n";
-    return scheduled_ ? b : b + "#else\n" + plain + "#endif\n";
+    return cvt_only ? b + "#else\n" + plain + "#endif\n" : b;
   };
   if (line_rows_) {  // the streaming copy of the whole-rows loop: no other variant
     out += fmt::format("{}const int64_t nt_k = {};  // whole lines\n", indent, lo);
