@@ -261,7 +261,7 @@ TEST(Streaming, SigmoidsOfChunksExponentiateABuffer) {
   // Chunk loops (streaming, prefetching, bf16 chunks) write -|x| to e<id>
   // and run af_exp_nonpos_row over it; the plain and tail loops keep
   // af_sigmoid (KeysGiveIdenticalResults: the same bits). Not when a Gather
-  // feeds the sigmoid (its checks need the loop's flags).
+  // is in the kernel (its checks belong to one loop).
   std::vector<schedule::ScheduledKernel> kernels = {schedule_graph(silu("bf16"))};
   const std::string code = codegen::generate_cpu_module(kernels).code;
   EXPECT_NE(code.find("af_exp_nonpos_row(e"), std::string::npos);

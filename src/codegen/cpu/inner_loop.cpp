@@ -257,15 +257,16 @@ void KernelEmitter::emit_plain_loop(int axis, const std::string& lo, const std::
 std::string KernelEmitter::chunk_sigmoid_prologue(int axis, const std::vector<int>& nodes,
                                                   const std::string& indent) const {
   chunk_sigmoids_.clear();
-  if (kernel_.kind != schedule::Template::Elementwise || axis != vector_axis_) return {};
+  // (Not with Gathers: their checks belong to one loop.)
+  if (kernel_.kind != schedule::Template::Elementwise || axis != vector_axis_ || has_gathers_)
+    return {};
   std::string out;
   for (int id : nodes) {
     const AscNode& n = node(id);
     if (n.kind != AscKind::Compute || n.op != OpKind::Sigmoid) continue;
     const DType operand = node(n.inputs.at(0)).dtype;
     if (c_compute_type(operand) != "float" || is_float8(operand)) continue;
-    // The loop's nodes its operand needs, in loop order (a Gather's checks
-    // would need the loop's flags: not those).
+    // The loop's nodes its operand needs, in loop order.
     std::vector<bool> needed(graph_.nodes.size(), false);
     needed.at(static_cast<size_t>(n.inputs.at(0))) = true;
     for (auto it = nodes.rbegin(); it != nodes.rend(); ++it)
@@ -275,9 +276,6 @@ std::string KernelEmitter::chunk_sigmoid_prologue(int axis, const std::vector<in
     std::vector<int> chain;
     for (int other : nodes)
       if (needed.at(static_cast<size_t>(other))) chain.push_back(other);
-    if (std::any_of(chain.begin(), chain.end(),
-                    [&](int c) { return node(c).kind == AscKind::Gather; }))
-      continue;
     out += fmt::format("{}float e{}[AF_NT_CHUNK] __attribute__((aligned(64)));  // e^-|x|, {}\n",
                        indent, id, n.name);
     out += "#pragma omp simd\n";

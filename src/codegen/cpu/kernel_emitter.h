@@ -123,7 +123,7 @@ class KernelEmitter {
                        const std::function<std::string(const std::string&)>& updates,
                        const std::string& indent, std::string& out) const;
   /// Before an Elementwise kernel's chunk loop over `nodes` (index nt_k):
-  /// per f32 Sigmoid among them (no Gather feeding it), a loop writing
+  /// per f32 Sigmoid among them (a kernel without Gathers), a loop writing
   /// -|x| to a chunk buffer e<id> and af_exp_nonpos_row over it; sets
   /// chunk_sigmoids_ to those Sigmoids (inner_loop.cpp).
   std::string chunk_sigmoid_prologue(int axis, const std::vector<int>& nodes,
