@@ -254,18 +254,26 @@ void KernelEmitter::emit_plain_loop(int axis, const std::string& lo, const std::
   out += "#endif\n";
 }
 
-std::string KernelEmitter::chunk_sigmoid_prologue(int axis, const std::vector<int>& nodes,
-                                                  const std::string& indent) const {
-  chunk_sigmoids_.clear();
+std::vector<int> KernelEmitter::chunk_sigmoid_ids(int axis, const std::vector<int>& nodes) const {
   // (Not with Gathers: their checks belong to one loop.)
   if (kernel_.kind != schedule::Template::Elementwise || axis != vector_axis_ || has_gathers_)
     return {};
-  std::string out;
+  std::vector<int> ids;
   for (int id : nodes) {
     const AscNode& n = node(id);
     if (n.kind != AscKind::Compute || n.op != OpKind::Sigmoid) continue;
     const DType operand = node(n.inputs.at(0)).dtype;
-    if (c_compute_type(operand) != "float" || is_float8(operand)) continue;
+    if (c_compute_type(operand) == "float" && !is_float8(operand)) ids.push_back(id);
+  }
+  return ids;
+}
+
+std::string KernelEmitter::chunk_sigmoid_prologue(int axis, const std::vector<int>& nodes,
+                                                  const std::string& indent) const {
+  chunk_sigmoids_.clear();
+  std::string out;
+  for (int id : chunk_sigmoid_ids(axis, nodes)) {
+    const AscNode& n = node(id);
     // The loop's nodes its operand needs, in loop order.
     std::vector<bool> needed(graph_.nodes.size(), false);
     needed.at(static_cast<size_t>(n.inputs.at(0))) = true;
@@ -396,8 +404,7 @@ void KernelEmitter::emit_loop_variants(
                                        [&](int id) { return node(id).dtype == DType::bf16; });
   // Sigmoids run by the chunk (chunk_sigmoid_prologue): key 0 and key 2 as
   // well (swiglu f32 in the L2 is compute-bound).
-  const bool sigmoids = !chunk_sigmoid_prologue(axis, nodes, indent).empty();
-  chunk_sigmoids_.clear();
+  const bool sigmoids = !chunk_sigmoid_ids(axis, nodes).empty();
   // Loops over [lo, hi) with ordinary stores (key 0, or key 2 with
   // `prefetches` per chunk): with bf16 stores where the prelude rounds by
   // the chunk (AF_BF16_CVT), whole chunks then the rest; else `plain`. A

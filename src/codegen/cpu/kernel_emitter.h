@@ -122,10 +122,13 @@ class KernelEmitter {
                        const std::vector<int>& nodes, const std::string& pragma,
                        const std::function<std::string(const std::string&)>& updates,
                        const std::string& indent, std::string& out) const;
-  /// Before an Elementwise kernel's chunk loop over `nodes` (index nt_k):
-  /// per f32 Sigmoid among them (a kernel without Gathers), a loop writing
-  /// -|x| to a chunk buffer e<id> and af_exp_nonpos_row over it; sets
-  /// chunk_sigmoids_ to those Sigmoids (inner_loop.cpp).
+  /// The Sigmoids among `nodes` that an Elementwise kernel's chunk loop over
+  /// `axis` computes from a chunk buffer: f32 ones, in a kernel without
+  /// Gathers (inner_loop.cpp).
+  std::vector<int> chunk_sigmoid_ids(int axis, const std::vector<int>& nodes) const;
+  /// Before such a chunk loop (index nt_k): per chunk_sigmoid_ids() node, a
+  /// loop writing -|x| to a chunk buffer e<id> and af_exp_nonpos_row over
+  /// it; sets chunk_sigmoids_ to those Sigmoids (inner_loop.cpp).
   std::string chunk_sigmoid_prologue(int axis, const std::vector<int>& nodes,
                                      const std::string& indent) const;
   /// `nodes` reordered to keep few values live (inner_loop.cpp).

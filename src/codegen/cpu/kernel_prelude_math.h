@@ -199,16 +199,26 @@ AF_INLINE double af_sigmoid(double x) {
 // multiply; with k = post, (y * post) * 2^(n + b - 127) rounds once, as
 // (y * 2^(n + b - 127)) * post does: the same bits, one vector instruction
 // fewer (af_exp_nonpos: softmax's and sigmoid's exp).
+// exp's constants, shared with its 16-lane row form (kernel_prelude_rows.h):
+// 1 / ln2, ln2 in two parts (Cody-Waite), P(r) from the highest degree.
+#define AF_EXP_LOG2E 1.44269504088896341f
+#define AF_EXP_LN2_HI 0.693359375f
+#define AF_EXP_LN2_LO (-2.12194440e-4f)
+#define AF_EXP_P4 1.3813144760e-3f
+#define AF_EXP_P3 8.3694187924e-3f
+#define AF_EXP_P2 4.1668456048e-2f
+#define AF_EXP_P1 1.6666515172e-1f
+#define AF_EXP_P0 4.9999994040e-1f
 AF_INLINE float af_exp_core(float xc, float shift, float k) {
-  const float t = xc * 1.44269504088896341f + shift;
+  const float t = xc * AF_EXP_LOG2E + shift;
   const float n = t - shift;
-  float r = xc - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
-  float p = 1.3813144760e-3f * k;
-  p = p * r + 8.3694187924e-3f * k;
-  p = p * r + 4.1668456048e-2f * k;
-  p = p * r + 1.6666515172e-1f * k;
-  p = p * r + 4.9999994040e-1f * k;
+  float r = xc - n * AF_EXP_LN2_HI;
+  r = r - n * AF_EXP_LN2_LO;
+  float p = AF_EXP_P4 * k;
+  p = p * r + AF_EXP_P3 * k;
+  p = p * r + AF_EXP_P2 * k;
+  p = p * r + AF_EXP_P1 * k;
+  p = p * r + AF_EXP_P0 * k;
   const float y = (p * r + k) * r + k;
   return y * af_u2f(af_f2u(t) << 23);
 }

@@ -221,14 +221,14 @@ AF_INLINE af_f32x16 af_exp_nonpos_x16(af_f32x16 x) {
   // max(-104, x) is x when x is NaN (the second operand's).
   const af_f32x16 xc = AF_MAX_PS512((af_f32x16){} - 104.0f, x);
   const af_f32x16 shift = (af_f32x16){} + 12582912.0f;  // 1.5 * 2^23: b = 0
-  const af_f32x16 t = xc * 1.44269504088896341f + shift;
+  const af_f32x16 t = xc * AF_EXP_LOG2E + shift;
   const af_f32x16 n = t - shift;
-  af_f32x16 r = xc - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
-  af_f32x16 p = r * 1.3813144760e-3f + 8.3694187924e-3f;
-  p = p * r + 4.1668456048e-2f;
-  p = p * r + 1.6666515172e-1f;
-  p = p * r + 4.9999994040e-1f;
+  af_f32x16 r = xc - n * AF_EXP_LN2_HI;
+  r = r - n * AF_EXP_LN2_LO;
+  af_f32x16 p = r * AF_EXP_P4 + AF_EXP_P3;
+  p = p * r + AF_EXP_P2;
+  p = p * r + AF_EXP_P1;
+  p = p * r + AF_EXP_P0;
   const af_f32x16 y = (p * r + 1.0f) * r + 1.0f;
   return __builtin_ia32_scalefps512_mask(y, n, y, (unsigned short)-1, 4);
 }
