@@ -1,7 +1,7 @@
 // Rows in groups (row_groups.cpp): the unsplit rows of a row-layout
 // reduction whose rows may be short run each pass over 8 rows before the
-// next pass; medium rows (65-1024 elements) of kernels with long loop bodies
-// over 2. Against the reference: softmax, a layernorm with its mean as a
+// next pass; medium rows of kernels with long loop bodies over 4 (65-256
+// elements) or 2 (257-1024). Against the reference: softmax, a layernorm with its mean as a
 // second output (a row-level store) over two row axes, a one-pass max, on
 // f32, f16 and bf16; row counts below, at and around the group sizes (the
 // rest runs row by row), lengths on both sides of the 64- and 1024-element
@@ -25,6 +25,7 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 const std::string kGroups = "rows in groups of 8";
+const std::string kFours = "rows in groups of 4";
 const std::string kPairs = "rows in groups of 2";
 
 /// x's normalization over `axis` (x - mean) / sqrt(var + eps) as `xn`, in
@@ -56,6 +57,17 @@ std::string max_text(const std::string& dtype, const std::string& d) {
                      dtype, d);
 }
 
+/// softmax(x) * tanh(x): a long loop body (at least kMinMediumGroupOps vector
+/// instructions per vector in f32 too) that stores f32 along the row.
+std::string tanh_softmax_text(const std::string& dtype, const std::string& d) {
+  std::string text = softmax_text(dtype, d);
+  const std::string out = "  y = div(e, s)\n";
+  const size_t at = text.find(out);
+  EXPECT_NE(at, std::string::npos) << text;
+  if (at == std::string::npos) return text;
+  return text.replace(at, out.size(), "  p = div(e, s)\n  t = tanh(x)\n  y = mul(p, t)\n");
+}
+
 /// Gathered rows (two embedding lookups, added) normalized, then an exp:
 /// medium rows in pairs (bf16: a long loop body), each row's table offsets
 /// in every block.
@@ -72,7 +84,7 @@ std::string embed_norm_text(const std::string& dtype) {
 std::vector<sym::Binding> shapes(bool three_d) {
   std::vector<sym::Binding> out;
   for (int64_t n : {1, 7, 8, 9, 17, 37}) {
-    for (int64_t d : {1, 3, 16, 17, 64, 65, 100, 384, 1024, 1025}) {
+    for (int64_t d : {1, 3, 16, 17, 64, 65, 100, 256, 257, 384, 1024, 1025}) {
       sym::Binding b = {{"N", n}, {"D", d}};
       if (three_d) b["A"] = n % 3 + 1;
       out.push_back(b);
@@ -111,6 +123,9 @@ TEST(RowGroups, MatchTheReference) {
     cases.push_back(
         {fmt::format("max {}", dt), parse_graph(max_text(dt, "D")), shapes(false), tol(dt), 1e-4});
   }
+  for (const char* dt : {"f32", "bf16"})
+    cases.push_back({fmt::format("tanh softmax {}", dt), parse_graph(tanh_softmax_text(dt, "D")),
+                     shapes(false), tol(dt), 1e-4});
   for (const char* dt : {"f32", "bf16"}) {
     GraphCase softmax{fmt::format("softmax {} with NaN and infinities", dt),
                       parse_graph(softmax_text(dt, "D")), shapes(false), tol(dt), 1e-4};
@@ -123,14 +138,15 @@ TEST(RowGroups, MatchTheReference) {
   }
   for (const char* dt : {"f32", "bf16"}) {
     std::vector<sym::Binding> rows;
-    for (int64_t n : {1, 2, 7, 8, 9})
-      for (int64_t d : {16, 100, 384, 1024, 1100})
+    for (int64_t n : {1, 2, 5, 7, 8, 9})
+      for (int64_t d : {16, 100, 256, 384, 1024, 1100})
         rows.push_back({{"N", n}, {"D", d}, {"V", 13}});
     cases.push_back({fmt::format("embedding norm {}", dt), parse_graph(embed_norm_text(dt)), rows,
                      tol(dt), tol(dt)});
   }
   const std::string code = check_split_cases(cases, /*expect_split=*/false);
   EXPECT_THAT(code, HasSubstr(kGroups));
+  EXPECT_THAT(code, HasSubstr(kFours));
   EXPECT_THAT(code, HasSubstr(kPairs));
   EXPECT_THAT(code, HasSubstr("// this row's slice"));  // softmax's exp buffer
 }
@@ -154,16 +170,31 @@ TEST(RowGroups, SourceStructure) {
   EXPECT_THAT(symbolic, HasSubstr("for (; row < row_end; ++row) {"));  // the rest, one by one
   EXPECT_THAT(symbolic, HasSubstr("gv"));                              // the max, across blocks
   EXPECT_THAT(source(softmax_text("bf16", "64")), HasSubstr(kGroups));
-  // Medium rows in pairs where the loop body is long (bf16 softmax: 43
-  // vector instructions per vector; f32: 27, none).
-  EXPECT_THAT(source(softmax_text("bf16", "D")),
-              HasSubstr("if (n1 > 64 && n1 <= 1024) {  // " + kPairs));
+  // Medium rows in fours, then pairs, where the loop body is long (bf16
+  // softmax: 43 vector instructions per vector; f32: 27, none).
+  const std::string bf16_symbolic = source(softmax_text("bf16", "D"));
+  // (One if-else chain: separate ifs slowed the later loops.)
+  EXPECT_THAT(bf16_symbolic, HasSubstr("else if (n1 > 64 && n1 <= 256) {  // " + kFours));
+  EXPECT_THAT(bf16_symbolic, HasSubstr("else if (n1 > 256 && n1 <= 1024) {  // " + kPairs));
+  EXPECT_THAT(symbolic, Not(HasSubstr(kFours)));
   EXPECT_THAT(symbolic, Not(HasSubstr(kPairs)));
+  const std::string fours = source(softmax_text("bf16", "200"));
+  EXPECT_THAT(fours, HasSubstr(kFours));
+  EXPECT_THAT(fours, HasSubstr("for (; row_end - row >= 4; row += 4) {"));
+  EXPECT_THAT(fours, Not(HasSubstr(kPairs)));
+  EXPECT_THAT(fours, Not(HasSubstr(kGroups)));
   const std::string medium = source(softmax_text("bf16", "384"));
   EXPECT_THAT(medium, HasSubstr(kPairs));
   EXPECT_THAT(medium, HasSubstr("for (; row_end - row >= 2; row += 2) {"));
   EXPECT_THAT(medium, Not(HasSubstr(kGroups)));
+  EXPECT_THAT(medium, Not(HasSubstr(kFours)));
   EXPECT_THAT(source(softmax_text("bf16", "1025")), Not(HasSubstr(kPairs)));
+  // Groups of 4 store at most 2 KiB along their rows: f32 rows up to 128.
+  const std::string f32_long = source(tanh_softmax_text("f32", "D"));
+  EXPECT_THAT(f32_long, HasSubstr("else if (n1 > 64 && n1 <= 128) {  // " + kFours));
+  EXPECT_THAT(f32_long, HasSubstr("else if (n1 > 128 && n1 <= 1024) {  // " + kPairs));
+  EXPECT_THAT(source(tanh_softmax_text("f32", "200")), Not(HasSubstr(kFours)));
+  EXPECT_THAT(source(tanh_softmax_text("f32", "200")), HasSubstr(kPairs));
   // Rows longer than the limit, column reductions, gathers: none.
   EXPECT_THAT(source(softmax_text("f32", "65")), Not(HasSubstr(kGroups)));
   EXPECT_THAT(source(softmax_text("f32", "65")), Not(HasSubstr(kPairs)));

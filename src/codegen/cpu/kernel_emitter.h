@@ -48,7 +48,7 @@ namespace autofuse::codegen::cpu {
 /// (it pads the last vector with the identity; kernel_prelude_rows.h).
 constexpr int64_t kRowReducePad = 8;
 /// The longest row that runs in groups of 8 (row_groups.cpp); longer ones,
-/// up to tiling::kShortReduceRow, in groups of 2.
+/// up to tiling::kShortReduceRow, in groups of 4 or 2.
 constexpr int64_t kGroupRowMax = 64;
 /// The longest row-invariant narrow Load converted to an f32 copy once per
 /// call (row_invariant_: 16 KiB of stack each at most).
@@ -439,9 +439,12 @@ class KernelEmitter {
   /// rest.
   std::string grouped_row_loop() const;
   /// Whether row_groups.cpp's group size `index` applies to this kernel, and
-  /// the loop over its groups.
+  /// the loop over its groups (`chained`: an `else if` after another's).
   bool group_fits(int index) const;
-  std::string row_group_loop(int index) const;
+  /// The longest row of group size `index` for this kernel (its range is
+  /// empty when that is not above the previous size's).
+  int64_t group_row_max(int index) const;
+  std::string row_group_loop(int index, bool chained) const;
   /// While the unsplit copy of the row loop is emitted (nsplit == 1).
   mutable bool unsplit_ = false;
   /// While grouped_row_loop's passes are emitted: rows of at most

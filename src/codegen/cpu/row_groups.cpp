@@ -11,10 +11,14 @@
 // session 8; generated, on an AVX2 Zen 3: softmax_mask bf16 rows of 16 and
 // 64 0.82-0.84x of the time, f32 rows of 64 0.89x, f32 rows of 16 0.97x,
 // those bound by exp's instruction count rather than by the chain). Rows
-// of 65-1024 elements in groups of 2 where the loop body is long
+// of 65-1024 elements in groups of 4 or 2 where the loop body is long
 // (kMinMediumGroupOps): a hand-written softmax over rows of 384 in the L3,
 // Zen 5: 0.231 -> 0.214 ns per element (groups of 4: 0.224; from memory,
-// groups of 4 and 8 were slower, their streaming stores in bursts).
+// groups of 4 and 8 were slower, their streaming stores in bursts). Groups
+// of 4 where their last pass stores at most 2 KiB (kRowGroups): softmax_mask
+// bf16 on Zen 5, one thread, against pairs: [2, 12, 128, 128] 0.92-0.93x
+// (two threads 0.94x), [48, 12, 160, 160] 0.94x, [32, 12, 256, 256]
+// 0.97-0.99x.
 //
 // The code is the row loop's own (stages and passes emitted as for one row)
 // in one `for (g_ ...)` loop per pass; block p runs pass p and then stage
@@ -29,6 +33,7 @@
 // long-row clause loop, no recomputing variant (short_row_reduce.cpp,
 // reduction_pass.cpp). A Gather's row offsets (gather.cpp) are recomputed in
 // each block from the saved index values.
+#include <algorithm>
 #include <iterator>
 #include <optional>
 
@@ -46,17 +51,24 @@ using ascir::AscKind;
 namespace {
 
 /// A size of group: `rows` rows of at most `row_max` elements (and more
-/// than the previous size's). Short rows: 8, enough independent chains to
+/// than the previous size's); with `burst_bytes`, only as long as the
+/// group's rows store at most that many bytes along the row (their last
+/// pass writes them at once). Short rows: 8, enough independent chains to
 /// fill the out-of-order window, few enough that the row buffers' slices
 /// stay in the L1. Medium rows (up to a short-row reduction's 1024, so their
-/// reductions read buffers too): 2; the chain between passes (a reduction
-/// tree, a division, a broadcast) is ~100 cycles against a few hundred of
-/// work per pass, and 4 or 8 rows of streaming stores at once stalled.
+/// reductions read buffers too): 4, then 2; the chain between passes (a
+/// reduction tree, a division, a broadcast) is ~100 cycles against a few
+/// hundred of work per pass. Larger bursts of streaming stores stall
+/// (softmax_mask bf16 rows of 384 and 512 from memory in groups of 4:
+/// 1.18-1.26x the time of pairs; the tanh-weighted f32 softmax of
+/// RowGroups' tests, rows of 200 and 256: 1.01-1.05x, of 128: 0.98x).
 struct RowGroup {
   int rows;
   int64_t row_max;
+  int64_t burst_bytes;  // 0: no limit
 };
-constexpr RowGroup kRowGroups[] = {{8, kGroupRowMax}, {2, tiling::kShortReduceRow}};
+constexpr RowGroup kRowGroups[] = {
+    {8, kGroupRowMax, 0}, {4, 256, 2048}, {2, tiling::kShortReduceRow, 0}};
 /// Medium rows run in groups only in kernels whose loop body costs at least
 /// this many vector instructions per vector (tiling::loop_traffic): Zen 5,
 /// one thread, A/B in one run: softmax_mask bf16 (43) [2, 12, 128, 128]
@@ -67,23 +79,40 @@ constexpr int64_t kMinMediumGroupOps = 32;
 
 /// Elements per row in a row buffer's slice: the longest row plus the pad a
 /// short row's reduction writes after it, in whole vectors.
-int64_t group_slice(const RowGroup& g) {
-  return (g.row_max + kRowReducePad + 15) / 16 * 16;
+int64_t group_slice(int64_t row_max) {
+  return (row_max + kRowReducePad + 15) / 16 * 16;
 }
 
 }  // namespace
+
+int64_t KernelEmitter::group_row_max(int index) const {
+  const int64_t above = index == 0 ? 0 : group_row_max(index - 1);
+  const RowGroup& g = kRowGroups[index];
+  int64_t row_max = g.row_max;
+  if (g.burst_bytes > 0) {
+    int64_t store_bytes = 0;  // per element of the row, over the Stores along it
+    for (const AscNode& n : graph_.nodes)
+      if (live_[static_cast<size_t>(n.id)] && n.kind == AscKind::Store &&
+          n.view.varies_along(kernel_.inner_axes.front()))
+        store_bytes += dtype_size(n.dtype);
+    if (store_bytes > 0) row_max = std::min(row_max, g.burst_bytes / (g.rows * store_bytes));
+  }
+  return std::max(above, row_max);  // above: an empty range
+}
 
 bool KernelEmitter::group_fits(int index) const {
   // Gathers in medium groups only (measured there: bert_embeddings).
   if (column_ || (has_gathers_ && index == 0) || depth_ != 1 || kernel_.inner_axes.size() != 1)
     return false;
   const RowGroup& g = kRowGroups[index];
-  if (ub_capacity_ > 0 && ub_capacity_ < g.rows * group_slice(g)) return false;
+  const int64_t row_max = group_row_max(index);
+  const int64_t above = index == 0 ? 0 : group_row_max(index - 1);
+  if (row_max <= above) return false;
+  if (ub_capacity_ > 0 && ub_capacity_ < g.rows * group_slice(row_max)) return false;
   if (index > 0 && tiling::loop_traffic(kernel_).ops < kMinMediumGroupOps) return false;
-  const int64_t above = index == 0 ? 0 : kRowGroups[index - 1].row_max;
   const std::optional<int64_t> n =
       graph_.axes.at(static_cast<size_t>(kernel_.inner_axes[0])).size.as_const();
-  return !n || (*n > above && *n <= g.row_max);
+  return !n || (*n > above && *n <= row_max);
 }
 
 bool KernelEmitter::groups_rows() const {
@@ -100,21 +129,29 @@ int KernelEmitter::group_block(int id) const {
 }
 
 std::string KernelEmitter::grouped_row_loop() const {
+  // One if-else chain, pairs before fours. g++ compiles a kernel's later
+  // loops differently when more row loops come before them (all in one
+  // function): behind a groups-of-4 loop as a separate `if`, softmax_mask
+  // bf16 rows of 384 in pairs took 1.15x the time, as an `else if` 1.0x;
+  // the f32 tanh-weighted softmax of RowGroups' tests, rows of 200 in pairs
+  // behind fours, 1.12-1.17x, with pairs first 1.03x.
   std::string out;
-  for (int i = 0; i < static_cast<int>(std::size(kRowGroups)); ++i)
-    if (group_fits(i)) out += row_group_loop(i);
+  static_assert(std::size(kRowGroups) == 3, "the chain's order below names each size");
+  for (int i : {0, 2, 1})
+    if (group_fits(i)) out += row_group_loop(i, /*chained=*/!out.empty());
   return out;
 }
 
-std::string KernelEmitter::row_group_loop(int index) const {
+std::string KernelEmitter::row_group_loop(int index, bool chained) const {
   const RowGroup& group = kRowGroups[index];
-  const int64_t above = index == 0 ? 0 : kRowGroups[index - 1].row_max;
+  const int64_t row_max = group_row_max(index);
+  const int64_t above = index == 0 ? 0 : group_row_max(index - 1);
   const int axis = kernel_.inner_axes.front();
   const std::string g = std::to_string(group.rows);
   std::string out;
-  out += above == 0
-             ? fmt::format("  if ({} <= {}) {{", size(axis), group.row_max)
-             : fmt::format("  if ({0} > {1} && {0} <= {2}) {{", size(axis), above, group.row_max);
+  out += chained ? "  else " : "  ";
+  out += above == 0 ? fmt::format("if ({} <= {}) {{", size(axis), row_max)
+                    : fmt::format("if ({0} > {1} && {0} <= {2}) {{", size(axis), above, row_max);
   out += fmt::format("  // rows in groups of {} (row_groups.cpp)\n", g);
   out += fmt::format("  for (; row_end - row >= {0}; row += {0}) {{\n", g);
   for (int a : row_axes_)
@@ -139,7 +176,7 @@ std::string KernelEmitter::row_group_loop(int index) const {
       out += fmt::format("    {0}* const ub{1}_all = ub{1};\n", c_compute_type(n.dtype), n.id);
   const std::string ind = "      ";
   grouped_ = true;
-  group_row_max_ = group.row_max;
+  group_row_max_ = row_max;
   for (int block = 0; block < kernel_.num_passes; ++block) {
     out += fmt::format("    for (int g_ = 0; g_ < {}; ++g_) {{\n", g);
     for (int a : row_axes_)
@@ -149,7 +186,7 @@ std::string KernelEmitter::row_group_loop(int index) const {
       if (!ub_write_pass_.empty() && ub_write_pass_[static_cast<size_t>(n.id)] >= 0)
         out += fmt::format(
             "{0}{1}* __restrict const ub{2} = ub{2}_all + g_ * {3};  // this row's slice\n", ind,
-            c_compute_type(n.dtype), n.id, group_slice(group));
+            c_compute_type(n.dtype), n.id, group_slice(row_max));
     for (int id : values)
       if (group_block(id) < block) {
         out += fmt::format("{0}const {1} {2} = g{2}[g_];\n", ind, c_compute_type(node(id).dtype),
