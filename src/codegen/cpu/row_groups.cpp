@@ -101,6 +101,9 @@ int64_t KernelEmitter::group_row_max(int index) const {
 }
 
 bool KernelEmitter::group_fits(int index) const {
+  // The sizes' ranges come from kRowGroups alone: where a size does not
+  // apply, its rows run one by one. (The two medium sizes apply together:
+  // the same conditions, and fours need less row buffer than pairs.)
   // Gathers in medium groups only (measured there: bert_embeddings).
   if (column_ || (has_gathers_ && index == 0) || depth_ != 1 || kernel_.inner_axes.size() != 1)
     return false;
