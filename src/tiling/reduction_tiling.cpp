@@ -237,17 +237,17 @@ std::string emit_reduction_tiling(const ScheduledKernel& k,
     c += "  tiles = af_ceildiv(n_tile, tile);\n";
     c +=
         fmt::format("  const int64_t min_tile = af_min(n_tile, af_max(lanes, {}));\n", kMinTileRun);
+    // Fewer rows than blocks: blocks would write tiles of the same output
+    // rows at once (kSharedRowBytes). Wide rows: at least two tiles per
+    // block and a whole number of tiles each, so the tiles written at the
+    // same time are not neighbours. Narrow rows: no tiles shared; a split
+    // gives the blocks different rows (one tile per row), else one block.
     const int64_t store_bytes = store_row_bytes_per_lane(k);
+    c += fmt::format("  const bool narrow_rows = {};  // output rows not shared\n",
+                     store_bytes > 0 ? fmt::format("rows < want && n_tile * {} < {}", store_bytes,
+                                                   kSharedRowBytes)
+                                     : std::string("false"));
     if (store_bytes > 0) {
-      // Fewer rows than blocks: blocks would write tiles of the same output
-      // rows at once (kSharedRowBytes). Wide rows: at least two tiles per
-      // block and a whole number of tiles each, so the tiles written at the
-      // same time are not neighbours. Narrow rows: no tiles shared; a split
-      // gives the blocks different rows (one tile per row), else one block.
-      c += fmt::format(
-          "  const bool narrow_rows = rows < want && n_tile * {} < {};  // output rows not "
-          "shared\n",
-          store_bytes, kSharedRowBytes);
       c += "  if (rows < want && !narrow_rows) {\n";
       c += "    const int64_t per_block = af_max(2, af_ceildiv(tiles * af_max(rows, 1), want));\n";
       c += "    const int64_t target = af_ceildiv(per_block * want, af_max(rows, 1));\n";
@@ -260,10 +260,7 @@ std::string emit_reduction_tiling(const ScheduledKernel& k,
           "  if (narrow_rows && can_split && rows * 4 < want * 3 && n_tile <= {}) {{  // one "
           "tile per row\n    tile = n_tile;\n    tiles = 1;\n  }}\n",
           max_tile(k));
-    } else {
-      c += "  const bool narrow_rows = false;\n";
     }
-    c += "  (void)narrow_rows;\n";
     c += "  if (rows * tiles < want && tile > min_tile && (resident || !can_split) && "
          "!narrow_rows) {\n";
     c += "    // narrower tiles, one per usable core (a split keeps wide streaming tiles)\n";

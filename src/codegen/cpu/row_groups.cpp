@@ -92,8 +92,7 @@ int64_t KernelEmitter::group_row_max(int index) const {
   if (g.burst_bytes > 0) {
     int64_t store_bytes = 0;  // per element of the row, over the Stores along it
     for (const AscNode& n : graph_.nodes)
-      if (live_[static_cast<size_t>(n.id)] && n.kind == AscKind::Store &&
-          n.view.varies_along(kernel_.inner_axes.front()))
+      if (n.kind == AscKind::Store && n.view.varies_along(kernel_.inner_axes.front()))
         store_bytes += dtype_size(n.dtype);
     if (store_bytes > 0) row_max = std::min(row_max, g.burst_bytes / (g.rows * store_bytes));
   }
