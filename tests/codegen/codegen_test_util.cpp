@@ -141,6 +141,19 @@ std::string softmax_text(const std::string& dtype, const std::string& d) {
                      dtype, d);
 }
 
+std::string normalized_text(const std::string& dtype, const std::string& x, int axis) {
+  return fmt::format(R"(  mean = reduce_mean({1}, axes=[{2}], keepdims=true)
+  xc = sub({1}, mean)
+  sq = mul(xc, xc)
+  var = reduce_mean(sq, axes=[{2}], keepdims=true)
+  eps = constant(dtype={0}, value=1e-5)
+  ve = add(var, eps)
+  inv = rsqrt(ve)
+  xn = mul(xc, inv)
+)",
+                     dtype, x, axis);
+}
+
 ::testing::AssertionResult tensors_close(const HostTensor& got, const HostTensor& want, double rtol,
                                          double atol) {
   if (got.dtype() != want.dtype() || got.shape() != want.shape())

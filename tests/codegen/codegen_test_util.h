@@ -88,6 +88,10 @@ struct GraphCase {
 /// Softmax over the last axis of x: dtype[N, d] (`d` a size or a symbol).
 std::string softmax_text(const std::string& dtype, const std::string& d = "D");
 
+/// Lines of a graph body normalizing `x` over `axis`: xn = (x - mean) /
+/// sqrt(var + eps), with mean, xc, sq, var, eps, ve and inv on the way.
+std::string normalized_text(const std::string& dtype, const std::string& x, int axis);
+
 /// Schedules, generates one module for all cases, compiles it, runs every
 /// case for every binding with one_core() and two split machines, and
 /// checks the outputs against run_reference. Returns the module source.

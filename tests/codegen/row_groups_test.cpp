@@ -28,21 +28,6 @@ const std::string kGroups = "rows in groups of 8";
 const std::string kFours = "rows in groups of 4";
 const std::string kPairs = "rows in groups of 2";
 
-/// x's normalization over `axis` (x - mean) / sqrt(var + eps) as `xn`, in
-/// the .af text of a graph body.
-std::string normalized_text(const std::string& dtype, const std::string& x, int axis) {
-  return fmt::format(R"(  mean = reduce_mean({1}, axes=[{2}], keepdims=true)
-  xc = sub({1}, mean)
-  sq = mul(xc, xc)
-  var = reduce_mean(sq, axes=[{2}], keepdims=true)
-  eps = constant(dtype={0}, value=1e-5)
-  ve = add(var, eps)
-  inv = rsqrt(ve)
-  xn = mul(xc, inv)
-)",
-                     dtype, x, axis);
-}
-
 std::string layernorm_text(const std::string& dtype, const std::string& d) {
   return fmt::format("graph ln(x: {0}[A, N, {1}], gamma: {0}[{1}]) {{\n", dtype, d) +
          normalized_text(dtype, "x", 2) + "  y = mul(xn, gamma)\n  return y, mean\n}\n";

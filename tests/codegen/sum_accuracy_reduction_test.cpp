@@ -185,7 +185,10 @@ TEST(SumAccuracy, OneChunkRowsSumPlainlyBitForBit) {
     k.scheduled = schedule_graph(k.graph);
     return k;
   };
-  for (int64_t d : {1, 16, 100, 1024}) {
+  // (Rows of 64 and more sum x + x in a vector pass, static rows only, in
+  // another order: vector_pass.cpp; their result is checked against the
+  // reference elsewhere.)
+  for (int64_t d : {1, 16, 63}) {
     const Kernel fixed = row_sum("fixed", sym::Expr(d)), symbolic = row_sum("symbolic", S("D"));
     const codegen::ModuleSource module =
         codegen::generate_cpu_module({fixed.scheduled, symbolic.scheduled});

@@ -178,6 +178,15 @@ std::string KernelEmitter::gather_value(const AscNode& n, const std::string& ind
   return rhs;
 }
 
+std::string KernelEmitter::gather_row_element(const AscNode& n) const {
+  std::string element = fmt::format("p{}[{}", node(n.inputs.at(0)).arg_index, address(n));
+  for (size_t j = 0; j < n.gather.size(); ++j) {
+    if (checked_in_loop(n, j) || !sym::proven_ge(n.gather[j].size, sym::Expr(1))) return {};
+    element += fmt::format(" + go{}{}", n.id, dim_suffix(j));
+  }
+  return element + "]";
+}
+
 std::vector<int> KernelEmitter::gathers_in(const std::vector<int>& nodes) const {
   std::vector<int> out;
   for (int id : nodes) {

@@ -198,6 +198,9 @@ class KernelEmitter {
   /// expression of its value (in a vector loop, the checks update the
   /// loop's reduction flags instead of reporting).
   std::string gather_value(const AscNode& n, const std::string& indent, std::string& out) const;
+  /// Gather `n`'s element `p<arg>[...]` when every gathered dim is checked
+  /// outside the loop (a row offset go<id>) and cannot be empty, else empty.
+  std::string gather_row_element(const AscNode& n) const;
   /// The live Gathers among `nodes` with a dim checked in the loop.
   std::vector<int> gathers_in(const std::vector<int>& nodes) const;
   /// A vector loop's reduction clauses for its Gathers' flags.
@@ -256,6 +259,13 @@ class KernelEmitter {
   void emit_short_row_loop(const PassPlan& plan, const std::vector<int>& body,
                            const std::function<std::string(const std::string&)>& updates,
                            const std::string& indent, std::string& out) const;
+  /// A short row's pass that is arithmetic on f32 values only, as 16-lane
+  /// vectors (vector_pass.cpp): per node whether it is a vector there, or
+  /// empty when the pass does not qualify.
+  std::vector<bool> vector_pass_lanes(const PassPlan& plan, const std::vector<int>& body) const;
+  void emit_vector_pass(const PassPlan& plan, const std::vector<int>& body,
+                        const std::vector<bool>& vec, const std::string& indent,
+                        std::string& out) const;
   /// Whether exp_nonpos() node `id`, reduced from a short row's buffer
   /// (`ub`: its row buffer's pass, or -1), can be written to that buffer as
   /// its operand and exponentiated there after the loop: computed in the

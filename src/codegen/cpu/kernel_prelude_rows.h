@@ -39,6 +39,12 @@ typedef float af_f32x8_mem __attribute__((vector_size(32), aligned(4), may_alias
 /// vectors round robin, so a long row is not one chain of dependent adds),
 /// added pairwise, then the tree over the lanes. (Vectors go by pointer: by
 /// value they would change the ABI without AVX-512, and g++ warns.)
+/// Measured against 64 partial sums (eight 8-lane accumulators over runs of
+/// 64, the vector pass's order below): mse f32 [64, 1024] 1.2x the time
+/// (its loop's 64-byte stores read back by 32-byte loads), softmax_mask bf16
+/// [8, 12, 384, 384] 1.05x; with 16-lane loads 1.3x (a 16-bit loop's f32
+/// values are stored as 32-byte halves: the 64-byte loads wait for store
+/// forwarding).
 AF_INLINE float af_row_vector_sum_f32(const float* p, int64_t n) {
   af_f32x8 a0 = {}, a1 = {}, a2 = {}, a3 = {};
   int64_t i = 0;
@@ -55,6 +61,90 @@ AF_INLINE float af_row_vector_sum_f32(const float* p, int64_t n) {
   acc += AF_SWAP_LANES(acc, 2);
   acc += AF_SWAP_LANES(acc, 1);
   return acc[0];
+}
+
+// ---- a short row's pass as 16-lane vectors (vector_pass.cpp) -----------------
+// Its sums: 64 partial sums in four 16-lane accumulators, element i in
+// partial i % 64 while whole runs of 64 remain, the rest in partials 0-15;
+// then pairwise to 16 (the partials 32 apart, then 16 apart), 8 and the tree
+// over the lanes.
+typedef float af_f32x16 __attribute__((vector_size(64)));
+typedef int32_t af_i32x16 __attribute__((vector_size(64)));
+typedef float af_f32x16_mem __attribute__((vector_size(64), aligned(4), may_alias));
+
+// (g++ 12 and clang both have __builtin_shufflevector.)
+#define AF_LOW_HALF16(v) __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7)
+#define AF_HIGH_HALF16(v) __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15)
+
+/// The sum of the 64 partial sums in s[0..3] (see above).
+AF_INLINE float af_row_sum16x4(const af_f32x16* s) {
+  const af_f32x16 w = (s[0] + s[2]) + (s[1] + s[3]);
+  af_f32x8 acc = AF_LOW_HALF16(w) + AF_HIGH_HALF16(w);
+  acc += AF_SWAP_LANES(acc, 4);
+  acc += AF_SWAP_LANES(acc, 2);
+  acc += AF_SWAP_LANES(acc, 1);
+  return acc[0];
+}
+
+/// *v = p[0, 16), or p[0, n) and zeros after it when n < 16 (a row's tail:
+/// nothing past the row is read). By pointer, as above.
+AF_INLINE void af_load16(af_f32x16* v, const float* p, int64_t n) {
+  if (n >= 16) {
+    *v = *(const af_f32x16_mem*)p;
+    return;
+  }
+  af_f32x16 t = {};
+  for (int64_t k = 0; k < n; ++k)
+    t[k] = p[k];
+  *v = t;
+}
+
+/// af_load16 of 16 bf16 values widened to f32 (exactly: the bits shifted).
+/// g++ 12 lowers __builtin_convertvector from 16 to 32 bits as two 8-lane
+/// vpmovzxwd and an insert; its AVX-512 builtin is one (clang's
+/// convertvector already is).
+typedef uint16_t af_u16x16 __attribute__((vector_size(32)));
+typedef short af_i16x16 __attribute__((vector_size(32)));
+#if defined(__AVX512F__) && defined(__has_builtin) && !defined(__clang__)
+#if __has_builtin(__builtin_ia32_pmovzxwd512_mask)
+#define AF_WIDEN_U16X16(h) \
+  __builtin_ia32_pmovzxwd512_mask((af_i16x16)(h), (af_i32x16){}, (unsigned short)-1)
+#endif
+#endif
+#ifndef AF_WIDEN_U16X16
+#define AF_WIDEN_U16X16(h) __builtin_convertvector(h, af_i32x16)
+#endif
+typedef uint16_t af_u16x16_mem __attribute__((vector_size(32), aligned(2), may_alias));
+AF_INLINE void af_load16_bf16(af_f32x16* v, const uint16_t* p, int64_t n) {
+  af_u16x16 h = {};
+  if (n >= 16) {
+    h = *(const af_u16x16_mem*)p;
+  } else {
+    for (int64_t k = 0; k < n; ++k)
+      h[k] = p[k];
+  }
+  *v = (af_f32x16)(AF_WIDEN_U16X16(h) << 16);
+}
+
+/// p[0, 16) = *v, or p[0, n) = its first n lanes when n < 16.
+AF_INLINE void af_store16(float* p, const af_f32x16* v, int64_t n) {
+  if (n >= 16) {
+    *(af_f32x16_mem*)p = *v;
+    return;
+  }
+  for (int64_t k = 0; k < n; ++k)
+    p[k] = (*v)[k];
+}
+
+/// *s += v's first n lanes (all 16 when n >= 16); the others add +0 even
+/// where the tail's zeros made v inf or NaN.
+AF_INLINE void af_add_lanes(af_f32x16* s, const af_f32x16* v, int64_t n) {
+  if (n >= 16) {
+    *s += *v;
+    return;
+  }
+  const af_i32x16 lane = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+  *s += (af_f32x16)((af_i32x16)*v & (lane < (int32_t)n));
 }
 
 /// Sum of the buffer p[0, n); writes zeros to p[n, n + 8) so that the last
@@ -213,8 +303,6 @@ AF_INLINE float af_row_min_f32_in(const float* p, int64_t n, int* saw_nan) {
 
 #if defined(AF_MAX_PS512)
 #define AF_EXP_ROW_X16 1
-typedef float af_f32x16 __attribute__((vector_size(64)));
-typedef float af_f32x16_mem __attribute__((vector_size(64), aligned(4), may_alias));
 
 /// af_exp_nonpos of 16 lanes (see above).
 AF_INLINE af_f32x16 af_exp_nonpos_x16(af_f32x16 x) {

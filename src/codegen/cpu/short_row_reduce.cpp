@@ -123,6 +123,13 @@ void KernelEmitter::emit_short_row_loop(
     std::string& out) const {
   const int axis = kernel_.inner_axes.front();
   const std::optional<int64_t> extent = graph_.axes.at(static_cast<size_t>(axis)).size.as_const();
+  // A static row of kVectorPassMinRow elements or more: a vector pass
+  // (vector_pass.cpp) where the pass qualifies.
+  const std::vector<bool> vec = vector_pass_lanes(plan, body);
+  if (!vec.empty()) {
+    emit_vector_pass(plan, body, vec, indent, out);
+    return;
+  }
   // short_row_reduces checked a static length; grouped rows are short.
   const bool always_short = extent.has_value() || grouped_;
   std::string ind = indent;

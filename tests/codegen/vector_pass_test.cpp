@@ -1,0 +1,197 @@
+// A short row's reducing pass as 16-lane vector code (vector_pass.cpp): rows
+// of a static length from 64 to 1024 whose pass only does arithmetic on
+// float values (row buffers, contiguous f32 and bf16 loads, row-level
+// scalars). Against the reference: layernorm (its variance pass reads the
+// row buffer), skip-layernorm (a stored sum in the row buffer), rmsnorm (a
+// widened bf16 load), division and negation, two sums in one pass; rows
+// whose length leaves every tail of the 16-lane vectors and 64-element runs,
+// with NaN and infinities; f32, bf16 and f16. And which passes get it.
+#include <cmath>
+#include <tuple>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "autofuse/graph/text.h"
+#include "autofuse/ref/random.h"
+#include "reduction_test_util.h"
+
+namespace autofuse::codegen_test {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace vector_pass_test_local {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+const std::string kVectorPass = "the pass as 16-lane vectors";
+
+std::string layernorm_text(const std::string& dtype, const std::string& d) {
+  return fmt::format("graph ln(x: {0}[N, {1}], gamma: {0}[{1}]) {{\n", dtype, d) +
+         normalized_text(dtype, "x", 1) + "  y = mul(xn, gamma)\n  return y\n}\n";
+}
+
+/// h = x + skip + bias (stored, and kept in a row buffer), layernorm of h.
+std::string skip_layernorm_text(const std::string& dtype, const std::string& d) {
+  return fmt::format(
+             "graph sk(x: {0}[N, {1}], skip: {0}[N, {1}], bias: {0}[{1}]) {{\n"
+             "  t = add(x, skip)\n  h = add(t, bias)\n",
+             dtype, d) +
+         normalized_text(dtype, "h", 1) + "  return h, xn\n}\n";
+}
+
+std::string rmsnorm_text(const std::string& dtype, const std::string& d) {
+  return fmt::format(R"(graph rms(x: {0}[N, {1}]) {{
+  sq = mul(x, x)
+  ms = reduce_mean(sq, axes=[1], keepdims=true)
+  eps = constant(dtype={0}, value=1e-6)
+  ve = add(ms, eps)
+  inv = rsqrt(ve)
+  y = mul(x, inv)
+  return y
+}})",
+                     dtype, d);
+}
+
+/// Two sums in one pass, with a division and a negation: sum(-x / 3) and
+/// sum(x * x - x).
+std::string two_sums_text(const std::string& dtype, const std::string& d) {
+  return fmt::format(R"(graph two(x: {0}[N, {1}]) {{
+  three = constant(dtype={0}, value=3)
+  nx = neg(x)
+  q = div(nx, three)
+  a = reduce_sum(q, axes=[1])
+  sq = mul(x, x)
+  r = sub(sq, x)
+  b = reduce_sum(r, axes=[1])
+  return a, b
+}})",
+                     dtype, d);
+}
+
+/// An embedding lookup (word + position rows) and its layernorm, as in BERT's
+/// embeddings.
+std::string embed_layernorm_text(const std::string& dtype, const std::string& d) {
+  return fmt::format(
+             "graph emb(ids: i64[N], word: {0}[V, {1}], pos: {0}[N, {1}]) {{\n"
+             "  w = gather(word, ids, axis=0)\n  e = add(w, pos)\n",
+             dtype, d) +
+         normalized_text(dtype, "e", 1) + "  return xn\n}\n";
+}
+
+double tol(const std::string& dtype) {
+  return dtype == "bf16" ? 3e-2 : dtype == "f16" ? 4e-3 : 1e-5;
+}
+
+/// x with a NaN in row 1, +inf in row 3 and -inf in row 5 (when they
+/// exist), each in the row's last element (a tail lane when the length is
+/// not a multiple of 16).
+std::vector<HostTensor> with_specials(const Graph& graph, const sym::Binding& binding) {
+  std::vector<HostTensor> inputs = random_inputs(graph, binding, 5);
+  HostTensor& x = inputs[0];
+  const int64_t d = x.numel() / binding.at("N");
+  const auto set = [&](int64_t row, double v) {
+    if ((row + 1) * d <= x.numel()) x.set_f64(row * d + d - 1, v);
+  };
+  set(1, NAN);
+  set(3, INFINITY);
+  set(5, -INFINITY);
+  return inputs;
+}
+
+TEST(VectorPass, MatchesTheReference) {
+  std::vector<GraphCase> cases;
+  const std::vector<sym::Binding> rows = {{{"N", 1}}, {{"N", 6}}, {{"N", 37}}};
+  for (const char* dt : {"f32", "bf16", "f16"}) {
+    // 64: one run; 100, 127: 16-lane steps and a tail; 255-257 and 1000:
+    // around af_row_vector_sum_f32's 16-lane sums; 1024: the longest.
+    for (const char* d : {"64", "100", "127", "255", "256", "257", "768", "1000", "1024"}) {
+      const double atol = std::string(dt) == "f32" ? 1e-4 : tol(dt);
+      cases.push_back({fmt::format("layernorm {} D={}", dt, d), parse_graph(layernorm_text(dt, d)),
+                       rows, tol(dt), atol});
+      cases.push_back({fmt::format("skip layernorm {} D={}", dt, d),
+                       parse_graph(skip_layernorm_text(dt, d)), rows, tol(dt), atol});
+      cases.push_back({fmt::format("rmsnorm {} D={}", dt, d), parse_graph(rmsnorm_text(dt, d)),
+                       rows, tol(dt), 1e-4});
+      GraphCase two{fmt::format("two sums {} D={}", dt, d), parse_graph(two_sums_text(dt, d)), rows,
+                    tol(dt), std::string(dt) == "f32" ? 1e-3 : 0.5};
+      cases.push_back(std::move(two));
+    }
+    for (const char* d : {"100", "768"}) {
+      const bool f32 = std::string(dt) == "f32";
+      const std::tuple<const char*, std::string, double> graphs[] = {
+          {"layernorm", layernorm_text(dt, d), f32 ? 1e-4 : tol(dt)},
+          {"rmsnorm", rmsnorm_text(dt, d), 1e-4},
+          {"two sums", two_sums_text(dt, d), f32 ? 1e-3 : 0.5}};
+      for (const auto& [name, text, atol] : graphs) {
+        GraphCase c{fmt::format("{} {} D={} with NaN and infinities", name, dt, d),
+                    parse_graph(text), rows, tol(dt), atol};
+        c.make_inputs = with_specials;
+        cases.push_back(std::move(c));
+      }
+    }
+  }
+  // An embedding lookup's gathered rows (row offsets found outside the loop).
+  for (const char* dt : {"f32", "bf16"}) {
+    const double atol = std::string(dt) == "f32" ? 1e-4 : tol(dt);
+    std::vector<sym::Binding> tokens;
+    for (int64_t n : {1, 3, 17})
+      tokens.push_back({{"N", n}, {"V", 11}});
+    for (const char* d : {"100", "768"})
+      cases.push_back({fmt::format("embedding layernorm {} D={}", dt, d),
+                       parse_graph(embed_layernorm_text(dt, d)), tokens, tol(dt), atol});
+  }
+  const std::string code = check_split_cases(cases, /*expect_split=*/false);
+  EXPECT_THAT(code, HasSubstr(kVectorPass));
+  EXPECT_THAT(code, HasSubstr("af_load16_bf16("));
+  EXPECT_THAT(code, HasSubstr("+ go"));  // a gathered row in a vector pass
+}
+
+TEST(VectorPass, SourceStructure) {
+  const auto source = kernel_code;
+  // Layernorm: the variance pass over the row buffer (f32 and 16-bit),
+  // four accumulators per sum.
+  const std::string ln = source(skip_layernorm_text("f32", "768"));
+  EXPECT_THAT(ln, HasSubstr(kVectorPass));
+  EXPECT_THAT(ln, HasSubstr("af_load16(&v"));
+  EXPECT_THAT(ln, HasSubstr("(row buffer)"));
+  EXPECT_THAT(ln, HasSubstr("lanes_(i1 + 48, 3, 16);"));
+  EXPECT_THAT(ln, HasSubstr("= af_row_sum16x4(s"));
+  EXPECT_THAT(source(skip_layernorm_text("bf16", "768")), HasSubstr(kVectorPass));
+  // Layernorm's variance pass: f32 recomputes x - mean from the input; bf16
+  // writes it to its row buffer (a cost buffer) from the vector pass.
+  const std::string plain = source(layernorm_text("f32", "100"));
+  EXPECT_THAT(plain, HasSubstr(kVectorPass));
+  EXPECT_THAT(plain, Not(HasSubstr("af_store16(")));
+  const std::string plain_bf16 = source(layernorm_text("bf16", "100"));
+  EXPECT_THAT(plain_bf16, HasSubstr("af_load16_bf16(&v1, &p0["));
+  EXPECT_THAT(plain_bf16, HasSubstr("af_store16(&ub"));
+  // rmsnorm's input: f32 in place, bf16 widened; f16 loads keep the loop.
+  EXPECT_THAT(source(rmsnorm_text("f32", "1024")), HasSubstr("af_load16(&v1, &p0["));
+  EXPECT_THAT(source(rmsnorm_text("bf16", "1024")), HasSubstr("af_load16_bf16(&v1, &p0["));
+  EXPECT_THAT(source(rmsnorm_text("f16", "1024")), Not(HasSubstr(kVectorPass)));
+  // Static rows shorter than 64 or longer than 1024: none either.
+  EXPECT_THAT(source(layernorm_text("f32", "63")), Not(HasSubstr(kVectorPass)));
+  EXPECT_THAT(source(layernorm_text("f32", "64")), HasSubstr(kVectorPass));
+  EXPECT_THAT(source(layernorm_text("f32", "1025")), Not(HasSubstr(kVectorPass)));
+  // Symbolic rows: the buffered loop (see vector_pass.cpp why).
+  EXPECT_THAT(source(layernorm_text("f32", "D")), Not(HasSubstr(kVectorPass)));
+  // Not a sum (max), or not arithmetic (softmax's exp): the buffered loop.
+  EXPECT_THAT(source(softmax_text("f32", "768")), Not(HasSubstr(kVectorPass)));
+  EXPECT_THAT(source(R"(graph g(x: f32[N, 768]) {
+  t = mul(x, x)
+  s = reduce_max(t, axes=[1])
+  return s
+})"),
+              Not(HasSubstr(kVectorPass)));
+  // A pass that also stores: its loop.
+  EXPECT_THAT(source(R"(graph g(x: f32[N, 768]) {
+  t = mul(x, x)
+  s = reduce_sum(t, axes=[1])
+  return t, s
+})"),
+              Not(HasSubstr(kVectorPass)));
+}
+
+}  // namespace vector_pass_test_local
+}  // namespace autofuse::codegen_test
