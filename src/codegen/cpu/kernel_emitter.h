@@ -259,9 +259,9 @@ class KernelEmitter {
   void emit_short_row_loop(const PassPlan& plan, const std::vector<int>& body,
                            const std::function<std::string(const std::string&)>& updates,
                            const std::string& indent, std::string& out) const;
-  /// A short row's pass that is arithmetic on f32 values only, as 16-lane
-  /// vectors (vector_pass.cpp): per node whether it is a vector there, or
-  /// empty when the pass does not qualify.
+  /// A static short row's pass that only does arithmetic on float values,
+  /// as 16-lane vectors (vector_pass.cpp): per node whether it is a vector
+  /// there, or empty when the pass does not qualify.
   std::vector<bool> vector_pass_lanes(const PassPlan& plan, const std::vector<int>& body) const;
   void emit_vector_pass(const PassPlan& plan, const std::vector<int>& body,
                         const std::vector<bool>& vec, const std::string& indent,

@@ -39,10 +39,11 @@
 // the same row's with a symbolic length in the last bits; and g++
 // contracts a product into the accumulator's add (one rounding less).
 //
-// Measured (`bench/run --no-peers --no-compile-time --threads 1`, A/B in
-// one run, Zen 5): rmsnorm bf16 0.81-0.83x the time (small to large),
-// skip_layernorm bf16 0.87-0.89x, bert_embeddings bf16 0.86-0.88x; f32
-// rows memory-bound or within noise. The bf16 widening is one vpmovzxwd
+// Measured (`bench/run --no-peers --no-compile-time --threads 1,2`, A/B in
+// one run, Zen 5; docs/benchmarks.md, session 34): rmsnorm bf16 0.80-0.85x
+// the time, skip_layernorm bf16 0.82-0.90x, bert_embeddings bf16
+// 0.77-0.83x, f32 0.86-0.95x; memory-bound f32 rows within noise (rmsnorm
+// f32 large 1.01-1.02x). The bf16 widening is one vpmovzxwd
 // (AF_WIDEN_U16X16): g++'s generic conversion took three more instructions
 // per vector and made rmsnorm bf16 slower than the buffered loop.
 #include <fmt/format.h>
@@ -130,7 +131,7 @@ std::vector<bool> KernelEmitter::vector_pass_lanes(const PassPlan& plan,
         }
         break;
       }
-      default:  // stores, gathers, casts, indices: the `omp simd` loop
+      default:  // stores, casts, indices, other ops: the `omp simd` loop
         return {};
     }
     if (writes_ub && !vec[static_cast<size_t>(id)]) return {};
@@ -151,12 +152,12 @@ void KernelEmitter::emit_vector_pass(const PassPlan& plan, const std::vector<int
   const int axis = kernel_.inner_axes.front();
   const std::string i = fmt::format("i{}", axis);
   out += ind + "{  // the pass as 16-lane vectors (vector_pass.cpp)\n";
-  const std::string in = ind + "  ";
+  const std::string inner = ind + "  ";
   for (int r : plan.short_row)
-    out += fmt::format("{}af_f32x16 s{}[4] = {{}};  // {}\n", in, r, node(r).name);
+    out += fmt::format("{}af_f32x16 s{}[4] = {{}};  // {}\n", inner, r, node(r).name);
   out += fmt::format(
-      "{}const auto lanes_ = [&](const int64_t {}, const int k_, const int64_t n_) {{\n", in, i);
-  const std::string li = in + "  ";
+      "{}const auto lanes_ = [&](const int64_t {}, const int k_, const int64_t n_) {{\n", inner, i);
+  const std::string li = inner + "  ";
   for (int id : register_order(body)) {
     const AscNode& n = node(id);
     if (ub_pass_ >= 0 && reads_row_buffer(id, ub_pass_)) {
@@ -204,17 +205,17 @@ void KernelEmitter::emit_vector_pass(const PassPlan& plan, const std::vector<int
   }
   for (int r : plan.short_row)
     out += fmt::format("{}af_add_lanes(&s{}[k_], &{}, n_);\n", li, r, value(node(r).inputs.at(0)));
-  out += in + "};\n";
-  out += fmt::format("{}int64_t {} = lo;\n", in, i);
+  out += inner + "};\n";
+  out += fmt::format("{}int64_t {} = lo;\n", inner, i);
   out += fmt::format(
       "{0}for (; {1} + 64 <= hi; {1} += 64) {{\n"
       "{0}  lanes_({1}, 0, 16); lanes_({1} + 16, 1, 16); lanes_({1} + 32, 2, 16); "
       "lanes_({1} + 48, 3, 16);\n"
       "{0}}}\n",
-      in, i);
-  out += fmt::format("{0}for (; {1} < hi; {1} += 16) lanes_({1}, 0, hi - {1});\n", in, i);
+      inner, i);
+  out += fmt::format("{0}for (; {1} < hi; {1} += 16) lanes_({1}, 0, hi - {1});\n", inner, i);
   for (int r : plan.short_row)
-    out += fmt::format("{}{} = af_row_sum16x4(s{});\n", in, acc(r), r);
+    out += fmt::format("{}{} = af_row_sum16x4(s{});\n", inner, acc(r), r);
   out += ind + "}\n";
 }
 
