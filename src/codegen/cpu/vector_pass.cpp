@@ -173,7 +173,7 @@ void KernelEmitter::emit_vector_pass(const PassPlan& plan, const std::vector<int
         const bool invariant =
             n.kind == AscKind::Load && row_invariant_.at(static_cast<size_t>(id));
         const std::string at =
-            invariant ? fmt::format("c{}[i{}]", id, vector_axis_)
+            invariant ? fmt::format("c{}[{}]", id, i)
             : n.kind == AscKind::Gather
                 ? gather_row_element(n)
                 : fmt::format("p{}[{}]", node(n.inputs.at(0)).arg_index, address(n));
