@@ -151,7 +151,7 @@ TEST(VectorPass, MatchesTheReference) {
 
 /// A random pass over a static row of `d`: terms from x, y, the row's mean m
 /// of x (a row-level scalar) and a constant, combined by add, sub, mul, neg
-/// and a division by 1 + v * v (never by zero); the last term summed, and
+/// and a division by 1 + v * v (never by zero); the last term plus x summed, and
 /// that sum used by a later pass.
 std::string random_pass_text(std::mt19937& rng, const std::string& dtype, int64_t d) {
   std::string text = fmt::format(R"(graph rnd(x: {0}[N, {1}], y: {0}[N, {1}]) {{
@@ -194,8 +194,11 @@ std::string random_pass_text(std::mt19937& rng, const std::string& dtype, int64_
     if (v) summed = t;
     terms.push_back(t);
   }
-  return text + fmt::format(R"(  s = reduce_sum({0}, axes=[1], keepdims=true)
-  z = mul({0}, s)
+  // (+ x: the sum shares m's input, so the graph is one kernel as scheduled
+  // here; a sum of y alone beside a dead mean of x would not be.)
+  return text + fmt::format(R"(  u = add({0}, x)
+  s = reduce_sum(u, axes=[1], keepdims=true)
+  z = sub(u, s)
   return s, z
 }})",
                             summed);
