@@ -141,6 +141,12 @@ std::string softmax_text(const std::string& dtype, const std::string& d) {
                      dtype, d);
 }
 
+void set_row_elements(HostTensor& x, int64_t d, int64_t col,
+                      const std::vector<std::pair<int64_t, double>>& values) {
+  for (const auto& [row, v] : values)
+    if ((row + 1) * d <= x.numel()) x.set_f64(row * d + col, v);
+}
+
 std::string normalized_text(const std::string& dtype, const std::string& x, int axis) {
   return fmt::format(R"(  mean = reduce_mean({1}, axes=[{2}], keepdims=true)
   xc = sub({1}, mean)

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -87,6 +88,11 @@ struct GraphCase {
 
 /// Softmax over the last axis of x: dtype[N, d] (`d` a size or a symbol).
 std::string softmax_text(const std::string& dtype, const std::string& d = "D");
+
+/// Sets element `col` of rows `values[k].first` of `x` (rows of `d`
+/// elements) to `values[k].second`; rows past x's end are left out.
+void set_row_elements(HostTensor& x, int64_t d, int64_t col,
+                      const std::vector<std::pair<int64_t, double>>& values);
 
 /// Lines of a graph body normalizing `x` over `axis`: xn = (x - mean) /
 /// sqrt(var + eps), with mean, xc, sq, var, eps, ve and inv on the way.

@@ -87,12 +87,7 @@ std::vector<HostTensor> with_specials(const Graph& graph, const sym::Binding& bi
   std::vector<HostTensor> inputs = random_inputs(graph, binding, 11);
   HostTensor& x = inputs[0];
   const int64_t d = binding.at("D");
-  const auto set = [&](int64_t row, double v) {
-    if ((row + 1) * d <= x.numel()) x.set_f64(row * d + d / 2, v);
-  };
-  set(1, NAN);
-  set(3, INFINITY);
-  set(9, -INFINITY);
+  set_row_elements(x, d, d / 2, {{1, NAN}, {3, INFINITY}, {9, -INFINITY}});
   return inputs;
 }
 

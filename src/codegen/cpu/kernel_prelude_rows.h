@@ -35,6 +35,15 @@ typedef float af_f32x8_mem __attribute__((vector_size(32), aligned(4), may_alias
   __builtin_shuffle(v, (af_i32x8){0 ^ k, 1 ^ k, 2 ^ k, 3 ^ k, 4 ^ k, 5 ^ k, 6 ^ k, 7 ^ k})
 #endif
 
+/// The sum of *v's 8 lanes by the tree (halves, quarters, pairs).
+AF_INLINE float af_lanes_sum8(const af_f32x8* v) {
+  af_f32x8 acc = *v;
+  acc += AF_SWAP_LANES(acc, 4);
+  acc += AF_SWAP_LANES(acc, 2);
+  acc += AF_SWAP_LANES(acc, 1);
+  return acc[0];
+}
+
 /// Sum of the whole vectors in p[0, n): four vector accumulators (consecutive
 /// vectors round robin, so a long row is not one chain of dependent adds),
 /// added pairwise, then the tree over the lanes. (Vectors go by pointer: by
@@ -56,11 +65,8 @@ AF_INLINE float af_row_vector_sum_f32(const float* p, int64_t n) {
   }
   for (; i + 8 <= n; i += 8)
     a0 += *(const af_f32x8_mem*)(p + i);
-  af_f32x8 acc = (a0 + a1) + (a2 + a3);
-  acc += AF_SWAP_LANES(acc, 4);
-  acc += AF_SWAP_LANES(acc, 2);
-  acc += AF_SWAP_LANES(acc, 1);
-  return acc[0];
+  const af_f32x8 acc = (a0 + a1) + (a2 + a3);
+  return af_lanes_sum8(&acc);
 }
 
 // ---- a short row's pass as 16-lane vectors (vector_pass.cpp) -----------------
@@ -79,11 +85,8 @@ typedef float af_f32x16_mem __attribute__((vector_size(64), aligned(4), may_alia
 /// The sum of the 64 partial sums in s[0..3] (see above).
 AF_INLINE float af_row_sum16x4(const af_f32x16* s) {
   const af_f32x16 w = (s[0] + s[2]) + (s[1] + s[3]);
-  af_f32x8 acc = AF_LOW_HALF16(w) + AF_HIGH_HALF16(w);
-  acc += AF_SWAP_LANES(acc, 4);
-  acc += AF_SWAP_LANES(acc, 2);
-  acc += AF_SWAP_LANES(acc, 1);
-  return acc[0];
+  const af_f32x8 acc = AF_LOW_HALF16(w) + AF_HIGH_HALF16(w);
+  return af_lanes_sum8(&acc);
 }
 
 /// *v = p[0, 16), or p[0, n) and zeros after it when n < 16 (a row's tail:
@@ -250,11 +253,9 @@ AF_INLINE float af_row_extreme_f32(const float* p, int64_t n, int64_t n2, int* s
     a[0] = AF_EXTREME(x, a[0]);
     s[0] += x;
   }
-  af_f32x8 probe = (s[0] + s[1]) + (s[2] + s[3]);
-  probe += AF_SWAP_LANES(probe, 4);
-  probe += AF_SWAP_LANES(probe, 2);
-  probe += AF_SWAP_LANES(probe, 1);
-  if (__builtin_expect(probe[0] != probe[0], 0))
+  const af_f32x8 probe = (s[0] + s[1]) + (s[2] + s[3]);
+  const float probe_sum = af_lanes_sum8(&probe);
+  if (__builtin_expect(probe_sum != probe_sum, 0))
     return af_row_extreme_checked_f32(p, n, n2, saw_nan, is_max);
   return af_row_extreme_finish(a, p + i, n2, 0, saw_nan, is_max);
 }
