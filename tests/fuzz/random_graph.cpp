@@ -71,6 +71,18 @@ SubgraphGen::SubgraphGen(GraphBuilder& b, uint64_t seed, const GenOptions& optio
     }
   }
   home_ = rng_.chance(0.4) ? DType::f32 : (rng_.chance(0.5) ? DType::f16 : DType::bf16);
+  wide_static_rows(seed);
+}
+
+void SubgraphGen::wide_static_rows(uint64_t seed) {
+  // From its own stream, so that every other draw (and so the rest of the
+  // CI graphs) stays as it was.
+  Rng rng(mix_seed(seed ^ 0x57a71c0ull, static_cast<uint64_t>(index_)));
+  if (options_.elementwise_only || !rng.chance(0.2)) return;
+  const sym::Expr last = base_.back();
+  base_.back() = sym::Expr(rng.pick(std::vector<int64_t>{64, 96, 100, 128, 384, 768, 1000, 1024}));
+  if (last.is_symbol() && std::find(base_.begin(), base_.end(), last) == base_.end())
+    std::erase(symbols_, last.symbol_name());
 }
 
 DType SubgraphGen::random_float_dtype() {

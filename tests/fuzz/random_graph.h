@@ -1,7 +1,8 @@
 // A generator of random fusible graphs for the fuzz test: several
 // independent subgraphs per graph (one compile builds all their kernels),
 // each a random chain over a base shape of rank 1..5 whose dims are shared
-// symbols (A..F) or small literals, so broadcasting and reductions line up
+// symbols (A..F) or small literals (in one subgraph in five a wide literal
+// innermost dim, 64..1024: static rows), so broadcasting and reductions line up
 // without guards. Deterministic from the seed: subgraph k draws from its own
 // stream, so `random_graph(seed, options, k)` rebuilds it alone for replay.
 //

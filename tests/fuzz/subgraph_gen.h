@@ -38,6 +38,10 @@ class SubgraphGen {
   const Shape& base() const { return base_; }
 
  private:
+  /// One subgraph in five gets a wide literal innermost dim (64..1024): the
+  /// static rows that get code of their own (the vector pass of short rows,
+  /// static trip counts), which symbols never produce.
+  void wide_static_rows(uint64_t seed);
   // ---- values (random_graph.cpp) ----
   Val input(DType dtype, Shape shape);
   Val scalar(double value, DType dtype);
