@@ -6,7 +6,9 @@
 // load), division and negation, two sums in one pass, an embedding lookup's
 // layernorm, random passes; rows whose length leaves every tail of the
 // 16-lane vectors and 64-element runs, with NaN and infinities; f32, bf16
-// and f16. And which passes get it.
+// and f16. A static short row's storing pass as vector code too (its f32
+// and bf16 stores by af_put*): ordinary and streaming stores, outputs not
+// 64-byte aligned, subnormal bf16 results. And which passes get it.
 #include <cmath>
 #include <random>
 #include <tuple>
@@ -15,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include "autofuse/graph/text.h"
+#include "autofuse/ref/interpreter.h"
 #include "autofuse/ref/random.h"
 #include "reduction_test_util.h"
 
@@ -28,6 +31,7 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 const std::string kVectorPass = "the pass as 16-lane vectors";
+const std::string kStoringPass = "a storing pass as 16-lane vectors";
 
 std::string layernorm_text(const std::string& dtype, const std::string& d) {
   return fmt::format("graph ln(x: {0}[N, {1}], gamma: {0}[{1}]) {{\n", dtype, d) +
@@ -220,6 +224,83 @@ TEST(VectorPass, RandomPassesMatchTheReference) {
   EXPECT_THAT(code, HasSubstr(kVectorPass));
 }
 
+/// rmsnorm scaled by `scale` (1e-39: every bf16 and f32 result subnormal).
+std::string scaled_rmsnorm_text(const std::string& dtype, const std::string& d,
+                                const std::string& scale) {
+  return fmt::format(R"(graph srms(x: {0}[N, {1}]) {{
+  sq = mul(x, x)
+  ms = reduce_mean(sq, axes=[1], keepdims=true)
+  eps = constant(dtype={0}, value=1e-6)
+  ve = add(ms, eps)
+  inv = rsqrt(ve)
+  k = constant(dtype={0}, value={2})
+  t = mul(x, inv)
+  y = mul(t, k)
+  return y
+}})",
+                     dtype, d, scale);
+}
+
+// The storing pass under every tiling key (1: streaming stores), with
+// outputs at and off 64-byte boundaries, on one core and on blocks that
+// split the rows unevenly.
+TEST(VectorPass, StoringPassMatchesTheReference) {
+  struct Case {
+    std::string label;
+    Graph graph;
+    double rtol, atol;
+    bool specials;
+  };
+  std::vector<Case> cases;
+  for (const char* dt : {"f32", "bf16"}) {
+    for (const char* d : {"64", "100", "127", "768", "1024"}) {
+      cases.push_back({fmt::format("rmsnorm {} D={}", dt, d), parse_graph(rmsnorm_text(dt, d)),
+                       tol(dt), 1e-4, false});
+      // Two stores: h (f32 or bf16) and the normalized row.
+      cases.push_back({fmt::format("skip layernorm {} D={}", dt, d),
+                       parse_graph(skip_layernorm_text(dt, d)), tol(dt),
+                       std::string(dt) == "f32" ? 1e-4 : tol(dt), false});
+    }
+    cases.push_back({fmt::format("rmsnorm {} D=768 with NaN and infinities", dt),
+                     parse_graph(rmsnorm_text(dt, "768")), tol(dt), 1e-4, true});
+    // Subnormal results (~1e-39): vcvtne2ps2bf16 would read them as zero,
+    // which the atol tells from them (bf16: 3 of its subnormal steps of
+    // 2^-133, as the reference rounds each op).
+    cases.push_back({fmt::format("subnormal rmsnorm {} D=100", dt),
+                     parse_graph(scaled_rmsnorm_text(dt, "100", "1e-39")), tol(dt),
+                     std::string(dt) == "f32" ? 0 : 3e-40, false});
+  }
+  std::vector<schedule::ScheduledKernel> kernels;
+  for (const Case& c : cases)
+    kernels.push_back(schedule_graph(c.graph));
+  const codegen::ModuleSource module = codegen::generate_cpu_module(kernels);
+  for (size_t i = 0; i < cases.size(); ++i)
+    EXPECT_THAT(kernel_text(module.code, module.kernels[i].name), HasSubstr(kStoringPass))
+        << cases[i].label;
+  const std::shared_ptr<jit::Module> so = compile(module);
+  const RunOptions options[] = {RunOptions{}, RunOptions{1, 0}, RunOptions{1, 1}, RunOptions{1, 16},
+                                RunOptions{2, 3}};
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    for (int64_t n : {1, 6, 37}) {
+      const sym::Binding binding = {{"N", n}};
+      std::vector<HostTensor> inputs =
+          c.specials ? with_specials(c.graph, binding) : random_inputs(c.graph, binding, 7);
+      const std::vector<HostTensor> want = run_reference(c.graph, inputs, binding);
+      for (const af_machine& m : {one_core(), many_tiny_blocks(3, 1)}) {
+        for (const RunOptions& o : options) {
+          const KernelRun run =
+              run_kernel(*so, module.kernels[i], kernels[i].graph, c.graph, inputs, binding, m, o);
+          for (size_t k = 0; k < want.size(); ++k)
+            EXPECT_TRUE(tensors_close(run.outputs.at(k), want[k], c.rtol, c.atol))
+                << c.label << " N=" << n << ", cores " << m.cores << ", key " << o.force_key
+                << ", output offset " << o.output_offset << ", output " << k;
+        }
+      }
+    }
+  }
+}
+
 TEST(VectorPass, SourceStructure) {
   const auto source = kernel_code;
   // Layernorm: the variance pass over the row buffer (f32 and 16-bit),
@@ -264,6 +345,31 @@ TEST(VectorPass, SourceStructure) {
   return t, s
 })"),
               Not(HasSubstr(kVectorPass)));
+  // Storing passes: rmsnorm's last pass, its stores by the prelude (bf16
+  // only where vcvtne2ps2bf16 exists, the loop otherwise); streaming ones
+  // under key 1.
+  const std::string rms = source(rmsnorm_text("f32", "1024"));
+  EXPECT_THAT(rms, HasSubstr(kStoringPass));
+  EXPECT_THAT(rms, HasSubstr("af_put16_f32(&q0["));
+  EXPECT_THAT(rms, HasSubstr("const bool nt_ = AF_NT_STORES && td->header.tiling_key == 1;"));
+  EXPECT_THAT(rms, Not(HasSubstr("#if AF_BF16_CVT  // a vector pass's bf16 stores")));
+  const std::string rms_bf16 = source(rmsnorm_text("bf16", "1024"));
+  EXPECT_THAT(rms_bf16, HasSubstr("#if AF_BF16_CVT  // a vector pass's bf16 stores"));
+  EXPECT_THAT(rms_bf16, HasSubstr("af_put32_bf16(&q0["));
+  EXPECT_THAT(rms_bf16, HasSubstr("af_put16_bf16(&q0["));
+  // Softmax's last pass (exps from the row buffer, times 1 / sum).
+  EXPECT_THAT(source(softmax_text("f32", "768")), HasSubstr(kStoringPass));
+  // Not for f16 stores, symbolic or short rows, or a stored exp.
+  EXPECT_THAT(source(rmsnorm_text("f16", "1024")), Not(HasSubstr(kStoringPass)));
+  EXPECT_THAT(source(rmsnorm_text("f32", "D")), Not(HasSubstr(kStoringPass)));
+  EXPECT_THAT(source(rmsnorm_text("f32", "63")), Not(HasSubstr(kStoringPass)));
+  EXPECT_THAT(source(R"(graph g(x: f32[N, 768]) {
+  m = reduce_max(x, axes=[1], keepdims=true)
+  t = sub(x, m)
+  e = exp(t)
+  return e
+})"),
+              Not(HasSubstr(kStoringPass)));
 }
 
 }  // namespace vector_pass_test_local

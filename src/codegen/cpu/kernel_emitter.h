@@ -266,6 +266,23 @@ class KernelEmitter {
   void emit_vector_pass(const PassPlan& plan, const std::vector<int>& body,
                         const std::vector<bool>& vec, const std::string& indent,
                         std::string& out) const;
+  /// The same for a static short row's pass without Reduces whose stores
+  /// are f32 or bf16 (its vectors stored by the prelude's af_put*).
+  std::vector<bool> vector_store_pass_lanes(const PassPlan& plan,
+                                            const std::vector<int>& body) const;
+  /// Emits the pass so where it qualifies (with bf16 stores under `#if
+  /// AF_BF16_CVT`, the clause loop in its `#else`); false where it does not.
+  bool emit_vector_store_pass(const PassPlan& plan, const std::vector<int>& body,
+                              const std::string& indent, std::string& out) const;
+  void emit_vector_stores(const std::vector<int>& body, const std::vector<bool>& vec,
+                          const std::string& indent, std::string& out) const;
+  /// Both: per node whether it is a vector, or empty; `storing` allows Stores.
+  std::vector<bool> vector_lanes(const PassPlan& plan, const std::vector<int>& body,
+                                 bool storing) const;
+  /// The lambda's statements for `body`; `store` writes a Store's.
+  std::string vector_statements(const std::vector<int>& body, const std::vector<bool>& vec,
+                                const std::string& indent,
+                                const std::function<std::string(const AscNode&)>& store) const;
   /// Whether exp_nonpos() node `id`, reduced from a short row's buffer
   /// (`ub`: its row buffer's pass, or -1), can be written to that buffer as
   /// its operand and exponentiated there after the loop: computed in the

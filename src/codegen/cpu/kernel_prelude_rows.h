@@ -336,4 +336,61 @@ AF_INLINE void af_exp_nonpos_row(float* p, int64_t n) {
     p[j] = af_exp_nonpos(p[j]);
 }
 
+// ---- a vector pass's stores (vector_pass.cpp) --------------------------------
+// A static short row's storing pass computes 16 lanes at a time and stores
+// them here: no chunk buffer between the values and the output. `nt`: the
+// store streams under key 1; a vector whose address is not 64-byte aligned
+// is stored by ordinary stores.
+
+/// p[0, 16) = v (streaming when `nt` and aligned), or its first n lanes.
+AF_INLINE void af_put16_f32(float* p, af_f32x16 v, int64_t n, bool nt) {
+  if (n < 16) {
+    for (int64_t k = 0; k < n; ++k)
+      p[k] = v[k];
+    return;
+  }
+  if (AF_NT_STORES && nt && ((uintptr_t)p & 63u) == 0) {
+    af_nt_store_aligned(p, &v, 64);
+    return;
+  }
+  *(af_f32x16_mem*)p = v;
+}
+
+/// p[0, 16), or its first n, = v rounded to bf16 (af_f32_to_bf16's bits;
+/// ordinary stores).
+AF_INLINE void af_put16_bf16(uint16_t* p, af_f32x16 v, int64_t n) {
+#if AF_BF16_CVT
+  if (n >= 16 && __builtin_ia32_fpclassps512_mask(v, 0x20, 0xffff) == 0) {
+    const af_nt_vec r = AF_CVTNE2PS2BF16(v, v);
+    __builtin_memcpy(p, &r, 32);
+    return;
+  }
+#endif
+  for (int64_t k = 0; k < af_min(n, 16); ++k)
+    p[k] = af_f32_to_bf16(v[k]);
+}
+
+#if AF_BF16_CVT
+/// p[0, 32) = lo, hi rounded to bf16 by vcvtne2ps2bf16, or lane by lane
+/// where one is subnormal (the instruction reads them as zero); streaming
+/// when `nt` and p is 64-byte aligned.
+AF_INLINE void af_put32_bf16(uint16_t* p, af_f32x16 lo, af_f32x16 hi, bool nt) {
+  if (__builtin_expect((__builtin_ia32_fpclassps512_mask(lo, 0x20, 0xffff) |
+                        __builtin_ia32_fpclassps512_mask(hi, 0x20, 0xffff)) != 0,
+                       0)) {
+    for (int k = 0; k < 16; ++k) {
+      p[k] = af_f32_to_bf16(lo[k]);
+      p[16 + k] = af_f32_to_bf16(hi[k]);
+    }
+    return;
+  }
+  const af_nt_vec r = AF_CVTNE2PS2BF16(hi, lo);
+  if (nt && ((uintptr_t)p & 63u) == 0) {
+    af_nt_store_aligned(p, &r, 64);
+    return;
+  }
+  *(af_v32hi_mem*)p = (af_v32hi_mem)r;
+}
+#endif
+
 #endif  // AUTOFUSE_CODEGEN_CPU_KERNEL_PRELUDE_ROWS_H_

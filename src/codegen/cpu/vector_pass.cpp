@@ -1,5 +1,6 @@
 // A short row's reducing pass written as 16-lane vector code (the row
-// layout's passes with short_row Reduces, short_row_reduce.cpp).
+// layout's passes with short_row Reduces, short_row_reduce.cpp), and its
+// storing pass (reduction_pass.cpp's emit_vector_loop).
 //
 // A short row's pass normally writes each reduced value to a buffer in its
 // `omp simd` loop and sums the buffer after it (af_row_sum_f32): a store and
@@ -38,6 +39,19 @@
 // there why the buffers keep theirs), so a static row's sum may differ from
 // the same row's with a symbolic length in the last bits; and g++
 // contracts a product into the accumulator's add (one rounding less).
+//
+// A static short row's storing pass (no Reduce; its stores f32 or bf16,
+// contiguous, of vectors: the normalizing pass of rmsnorm, layernorm,
+// softmax) is written the same way: the lambda hands each store's 16 lanes
+// back (st_[k]), and the prelude stores them per run of 64 (af_put16_f32,
+// af_put32_bf16: vcvtne2ps2bf16, lane by lane where a value is subnormal;
+// streaming under key 1 where the address is 64-byte aligned; the row's
+// rest by 16 with ordinary stores). No chunk buffer between the values and
+// the output, no separate rounding and subnormal-test loops: rmsnorm bf16
+// [32, 512, 1024] 0.93-0.94x the time, bert_embeddings f32 0.90-0.93x,
+// bf16 0.96-0.97x, skip_layernorm bf16 0.96x (docs/benchmarks.md, session
+// 35). With bf16 stores only under AF_BF16_CVT (`#if`, the loop otherwise):
+// elsewhere g++ rounds bf16 ~9 instructions per 16 lanes in either form.
 //
 // Measured (`bench/run --no-peers --no-compile-time --threads 1,2`, A/B in
 // one run, Zen 5; docs/benchmarks.md, session 34): rmsnorm bf16 0.80-0.85x
@@ -81,8 +95,26 @@ bool vector_arithmetic(OpKind op) {
 
 std::vector<bool> KernelEmitter::vector_pass_lanes(const PassPlan& plan,
                                                    const std::vector<int>& body) const {
-  if (column_ || kernel_.inner_axes.size() != 1 || plan.short_row.empty()) return {};
+  if (plan.short_row.empty()) return {};
+  return vector_lanes(plan, body, false);
+}
+
+std::vector<bool> KernelEmitter::vector_store_pass_lanes(const PassPlan& plan,
+                                                         const std::vector<int>& body) const {
+  if (plan.deepest != 1 || !plan.short_row.empty() ||
+      std::any_of(plan.reduces.begin(), plan.reduces.end(),
+                  [&](int r) { return accumulate_level(node(r)) == plan.deepest; }) ||
+      std::none_of(body.begin(), body.end(),
+                   [&](int id) { return node(id).kind == AscKind::Store; }))
+    return {};
+  return vector_lanes(plan, body, true);
+}
+
+std::vector<bool> KernelEmitter::vector_lanes(const PassPlan& plan, const std::vector<int>& body,
+                                              bool storing) const {
+  if (column_ || kernel_.inner_axes.size() != 1) return {};
   const int axis = kernel_.inner_axes.front();
+  if (storing && axis != vector_axis_) return {};
   const std::optional<int64_t> extent = graph_.axes.at(static_cast<size_t>(axis)).size.as_const();
   if (!extent || *extent < kVectorPassMinRow || *extent > tiling::kShortReduceRow) return {};
   // Per node: whether the lambda holds it as a vector (else a row-level float).
@@ -131,11 +163,22 @@ std::vector<bool> KernelEmitter::vector_pass_lanes(const PassPlan& plan,
         }
         break;
       }
-      default:  // stores, casts, indices, other ops: the `omp simd` loop
+      case AscKind::Store: {  // f32 or bf16, contiguous, of a vector
+        const int value = n.inputs.at(0);
+        if (!storing || (n.dtype != DType::f32 && n.dtype != DType::bf16) ||
+            n.view.strides.at(static_cast<size_t>(axis)) != sym::Expr(1) ||
+            output_of_store_.at(static_cast<size_t>(id)) < 0 || !float_value(node(value).dtype) ||
+            !in_body[static_cast<size_t>(value)] || !vec[static_cast<size_t>(value)])
+          return {};
+        vec[static_cast<size_t>(id)] = true;
+        break;
+      }
+      default:  // casts, indices, other ops: the `omp simd` loop
         return {};
     }
     if (writes_ub && !vec[static_cast<size_t>(id)]) return {};
   }
+  if (storing) return vec;
   for (int r : plan.short_row) {
     const AscNode& n = node(r);
     const int input = n.inputs.at(0);
@@ -158,6 +201,28 @@ void KernelEmitter::emit_vector_pass(const PassPlan& plan, const std::vector<int
   out += fmt::format(
       "{}const auto lanes_ = [&](const int64_t {}, const int k_, const int64_t n_) {{\n", inner, i);
   const std::string li = inner + "  ";
+  out += vector_statements(body, vec, li, {});
+  for (int r : plan.short_row)
+    out += fmt::format("{}af_add_lanes(&s{}[k_], &{}, n_);\n", li, r, value(node(r).inputs.at(0)));
+  out += inner + "};\n";
+  out += fmt::format("{}int64_t {} = lo;\n", inner, i);
+  out += fmt::format(
+      "{0}for (; {1} + 64 <= hi; {1} += 64) {{\n"
+      "{0}  lanes_({1}, 0, 16); lanes_({1} + 16, 1, 16); lanes_({1} + 32, 2, 16); "
+      "lanes_({1} + 48, 3, 16);\n"
+      "{0}}}\n",
+      inner, i);
+  out += fmt::format("{0}for (; {1} < hi; {1} += 16) lanes_({1}, 0, hi - {1});\n", inner, i);
+  for (int r : plan.short_row)
+    out += fmt::format("{}{} = af_row_sum16x4(s{});\n", inner, acc(r), r);
+  out += ind + "}\n";
+}
+
+std::string KernelEmitter::vector_statements(
+    const std::vector<int>& body, const std::vector<bool>& vec, const std::string& li,
+    const std::function<std::string(const AscNode&)>& store) const {
+  const std::string i = fmt::format("i{}", kernel_.inner_axes.front());
+  std::string out;
   for (int id : register_order(body)) {
     const AscNode& n = node(id);
     if (ub_pass_ >= 0 && reads_row_buffer(id, ub_pass_)) {
@@ -168,6 +233,9 @@ void KernelEmitter::emit_vector_pass(const PassPlan& plan, const std::vector<int
     }
     std::string statement;
     switch (n.kind) {
+      case AscKind::Store:
+        statement = store(n);
+        break;
       case AscKind::Gather:
       case AscKind::Load: {
         const bool invariant =
@@ -203,19 +271,102 @@ void KernelEmitter::emit_vector_pass(const PassPlan& plan, const std::vector<int
       out += fmt::format("{}af_store16(&ub{}[{}], &{}, n_);  // its row buffer\n", li, id, i,
                          value(id));
   }
-  for (int r : plan.short_row)
-    out += fmt::format("{}af_add_lanes(&s{}[k_], &{}, n_);\n", li, r, value(node(r).inputs.at(0)));
-  out += inner + "};\n";
-  out += fmt::format("{}int64_t {} = lo;\n", inner, i);
+  return out;
+}
+
+bool KernelEmitter::emit_vector_store_pass(const PassPlan& plan, const std::vector<int>& body,
+                                           const std::string& ind, std::string& out) const {
+  const std::vector<bool> vec = vector_store_pass_lanes(plan, body);
+  if (vec.empty()) return false;
+  // bf16 stores only where vcvtne2ps2bf16 rounds them: elsewhere the loop.
+  const bool bf16 = std::any_of(body.begin(), body.end(), [&](int id) {
+    return node(id).kind == AscKind::Store && node(id).dtype == DType::bf16;
+  });
+  if (!bf16) {
+    emit_vector_stores(body, vec, ind, out);
+    return true;
+  }
+  out += "#if AF_BF16_CVT  // a vector pass's bf16 stores\n";
+  emit_vector_stores(body, vec, ind, out);
+  out += "#else\n";
+  emit_clause_loop(plan, body, nullptr, ind, out);
+  out += "#endif\n";
+  return true;
+}
+
+void KernelEmitter::emit_vector_stores(const std::vector<int>& body, const std::vector<bool>& vec,
+                                       const std::string& ind, std::string& out) const {
+  const int axis = kernel_.inner_axes.front();
+  const std::string i = fmt::format("i{}", axis);
+  std::vector<int> stores;
+  for (int id : register_order(body))
+    if (node(id).kind == AscKind::Store) stores.push_back(id);
+  const size_t count = stores.size();
+  const auto slot = [&](const AscNode& n) {
+    return std::find(stores.begin(), stores.end(), n.id) - stores.begin();
+  };
+  out += ind + "{  // a storing pass as 16-lane vectors (vector_pass.cpp)\n";
+  const std::string inner = ind + "  ";
+  const bool streams = std::any_of(stores.begin(), stores.end(),
+                                   [&](int id) { return streamed_.at(static_cast<size_t>(id)); });
+  if (streams)
+    out += fmt::format("{}const bool nt_ = AF_NT_STORES && td->header.tiling_key == {};\n", inner,
+                       tiling::kStreamingStoresKey);
   out += fmt::format(
-      "{0}for (; {1} + 64 <= hi; {1} += 64) {{\n"
-      "{0}  lanes_({1}, 0, 16); lanes_({1} + 16, 1, 16); lanes_({1} + 32, 2, 16); "
-      "lanes_({1} + 48, 3, 16);\n"
-      "{0}}}\n",
-      inner, i);
-  out += fmt::format("{0}for (; {1} < hi; {1} += 16) lanes_({1}, 0, hi - {1});\n", inner, i);
-  for (int r : plan.short_row)
-    out += fmt::format("{}{} = af_row_sum16x4(s{});\n", inner, acc(r), r);
+      "{}const auto lanes_ = [&](const int64_t {}, const int64_t n_, af_f32x16* st_) {{\n", inner,
+      i);
+  out += vector_statements(body, vec, inner + "  ", [&](const AscNode& n) {
+    return fmt::format("st_[{}] = {};", slot(n), value(n.inputs.at(0)));
+  });
+  out += inner + "};\n";
+  const auto target = [&](int id, const std::string& at) {
+    return fmt::format("&q{}[{}]", output_of_store_.at(static_cast<size_t>(id)),
+                       address(node(id), axis, at));
+  };
+  const auto nt = [&](int id) { return streamed_.at(static_cast<size_t>(id)) ? "nt_" : "false"; };
+  // Runs of 64: each store's lines whole (32 bf16 per vcvtne2ps2bf16).
+  const std::string l2 = inner + "  ";
+  out += fmt::format("{}int64_t {} = lo;\n", inner, i);
+  out += fmt::format("{0}for (; {1} + 64 <= hi; {1} += 64) {{\n", inner, i);
+  // The rows ahead, as the loop's chunks prefetch them under keys 1 and 2,
+  // under key 0 too: from the L3, rows two ahead in the L2 made
+  // skip_layernorm f32 [4, 128, 768] 0.92x the time and bert_embeddings
+  // f32 0.88x, where prefetching only under keys 1 and 2 gave 1.03-1.06x
+  // and 0.99-1.03x (session 35).
+  out += row_prefetches(axis, i, l2);
+  out += fmt::format("{0}af_f32x16 a_[{1}], b_[{1}], c_[{1}], d_[{1}];\n", l2, count);
+  out += fmt::format(
+      "{0}lanes_({1}, 16, a_); lanes_({1} + 16, 16, b_); lanes_({1} + 32, 16, c_); "
+      "lanes_({1} + 48, 16, d_);\n",
+      l2, i);
+  for (size_t k = 0; k < count; ++k) {
+    const int id = stores[k];
+    if (node(id).dtype == DType::bf16) {
+      out += fmt::format("{}af_put32_bf16({}, a_[{}], b_[{}], {});\n", l2, target(id, i), k, k,
+                         nt(id));
+      out += fmt::format("{}af_put32_bf16({}, c_[{}], d_[{}], {});\n", l2, target(id, i + " + 32"),
+                         k, k, nt(id));
+      continue;
+    }
+    const char* parts[] = {"a_", "b_", "c_", "d_"};
+    for (int q = 0; q < 4; ++q)
+      out += fmt::format("{}af_put16_f32({}, {}[{}], 16, {});\n", l2,
+                         target(id, q == 0 ? i : fmt::format("{} + {}", i, 16 * q)), parts[q], k,
+                         nt(id));
+  }
+  out += inner + "}\n";
+  // The rest by 16 (the last may be partial), ordinary stores.
+  out += fmt::format("{0}for (; {1} < hi; {1} += 16) {{\n", inner, i);
+  out += fmt::format("{}af_f32x16 a_[{}];\n", l2, count);
+  out += fmt::format("{}lanes_({}, hi - {}, a_);\n", l2, i, i);
+  for (size_t k = 0; k < count; ++k) {
+    const int id = stores[k];
+    out +=
+        node(id).dtype == DType::bf16
+            ? fmt::format("{}af_put16_bf16({}, a_[{}], hi - {});\n", l2, target(id, i), k, i)
+            : fmt::format("{}af_put16_f32({}, a_[{}], hi - {}, false);\n", l2, target(id, i), k, i);
+  }
+  out += inner + "}\n";
   out += ind + "}\n";
 }
 
