@@ -47,17 +47,24 @@ std::string skip_layernorm_text(const std::string& dtype, const std::string& d) 
          normalized_text(dtype, "h", 1) + "  return h, xn\n}\n";
 }
 
-std::string rmsnorm_text(const std::string& dtype, const std::string& d) {
+/// rmsnorm, its result times `scale` when given (1e-39: every bf16 and f32
+/// result subnormal).
+std::string rmsnorm_text(const std::string& dtype, const std::string& d,
+                         const std::string& scale = "") {
+  const std::string y = scale.empty() ? "  y = mul(x, inv)\n"
+                                      : fmt::format(
+                                            "  k = constant(dtype={}, value={})\n"
+                                            "  t = mul(x, inv)\n  y = mul(t, k)\n",
+                                            dtype, scale);
   return fmt::format(R"(graph rms(x: {0}[N, {1}]) {{
   sq = mul(x, x)
   ms = reduce_mean(sq, axes=[1], keepdims=true)
   eps = constant(dtype={0}, value=1e-6)
   ve = add(ms, eps)
   inv = rsqrt(ve)
-  y = mul(x, inv)
-  return y
-}})",
-                     dtype, d);
+)",
+                     dtype, d) +
+         y + "  return y\n}\n";
 }
 
 /// Two sums in one pass, with a division and a negation: sum(-x / 3) and
@@ -224,23 +231,6 @@ TEST(VectorPass, RandomPassesMatchTheReference) {
   EXPECT_THAT(code, HasSubstr(kVectorPass));
 }
 
-/// rmsnorm scaled by `scale` (1e-39: every bf16 and f32 result subnormal).
-std::string scaled_rmsnorm_text(const std::string& dtype, const std::string& d,
-                                const std::string& scale) {
-  return fmt::format(R"(graph srms(x: {0}[N, {1}]) {{
-  sq = mul(x, x)
-  ms = reduce_mean(sq, axes=[1], keepdims=true)
-  eps = constant(dtype={0}, value=1e-6)
-  ve = add(ms, eps)
-  inv = rsqrt(ve)
-  k = constant(dtype={0}, value={2})
-  t = mul(x, inv)
-  y = mul(t, k)
-  return y
-}})",
-                     dtype, d, scale);
-}
-
 // The storing pass under every tiling key (1: streaming stores), with
 // outputs at and off 64-byte boundaries, on one core and on blocks that
 // split the rows unevenly.
@@ -267,7 +257,7 @@ TEST(VectorPass, StoringPassMatchesTheReference) {
     // which the atol tells from them (bf16: 3 of its subnormal steps of
     // 2^-133, as the reference rounds each op).
     cases.push_back({fmt::format("subnormal rmsnorm {} D=100", dt),
-                     parse_graph(scaled_rmsnorm_text(dt, "100", "1e-39")), tol(dt),
+                     parse_graph(rmsnorm_text(dt, "100", "1e-39")), tol(dt),
                      std::string(dt) == "f32" ? 0 : 3e-40, false});
   }
   std::vector<schedule::ScheduledKernel> kernels;
