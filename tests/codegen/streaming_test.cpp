@@ -485,13 +485,15 @@ TEST(Streaming, SourceStructure) {
   // - mean, recomputed from two loads, an add and a sub) is a cost buffer
   // (row_buffers.cpp): the passes after the mean's run in a buffered and a
   // recomputing variant, each with its streaming loop. The last pass (y *
-  // m2: no Reduce, f32 stores) is a storing vector pass (vector_pass.cpp),
-  // its stores streamed by af_put16_f32 under key 1.
+  // m2: no Reduce, f32 stores) is also a storing vector pass
+  // (vector_pass.cpp, under AF_VECTOR_PASS), streaming by af_put16_f32.
   const std::string ss = kernel_text(m.code, "short_stats_768_f32");
-  EXPECT_EQ(count(ss, "af_nt_store("), 10u) << ss;
-  // Key 2's chunks only where they prefetch: the last pass, a vector pass.
-  EXPECT_EQ(count(ss, "tiling_key == 2 && "), 0u) << ss;
-  for (const char* q : {"q0", "q1", "q3"})
+  EXPECT_EQ(count(ss, "af_nt_store("), 14u) << ss;
+  // Key 2's chunks only where they prefetch: the last pass (y * m2), in the
+  // unsplit and split row loops (short rows of 768 are not grouped), in
+  // both variants.
+  EXPECT_EQ(count(ss, "tiling_key == 2 && "), 4u) << ss;
+  for (const char* q : {"q0", "q1", "q3", "q5"})
     EXPECT_THAT(ss, HasSubstr(fmt::format("af_nt_store(&{}[", q)));
   EXPECT_THAT(ss, HasSubstr("af_put16_f32(&q5[b29 + (i1 + 16)], b_[0], 16, nt_);"));
   EXPECT_THAT(ss, HasSubstr("      rb"));
@@ -707,13 +709,15 @@ TEST(Streaming, PrefetchesOfLaterRows) {
   // Embedding rows: the index two rows on is loaded, wrapped and clamped
   // to the table, and its row prefetched (word, pos, token_type tables).
   const std::string be = kernel_text(m.code, "bert_embeddings");
-  // 12 per row loop copy and variant (the sum of the three rows is a cost
-  // buffer: buffered and recomputing variants of the last pass, a storing
-  // vector pass that prefetches under every key alike).
-  EXPECT_EQ(count(be, "__builtin_prefetch("), 48u) << be;
+  // 12 per row loop copy, key and variant (the sum of the three rows is a
+  // cost buffer: buffered and recomputing variants of the last pass), and
+  // 12 per copy and variant in that pass's vector form (vector_pass.cpp:
+  // every key alike).
+  EXPECT_EQ(count(be, "__builtin_prefetch("), 96u + 48u) << be;
   EXPECT_THAT(be, HasSubstr("if (pf_more) { const int64_t r_ = (int64_t)p0[b1 + 2 * ("));
   EXPECT_THAT(be, HasSubstr("r_ < 0 ? r_ + (int64_t)(s_V) : r_; pf14 = ((uint64_t)w_ < "
                             "(uint64_t)(int64_t)(s_V) ? w_ : 0) * (INT64_C(768));"));
+  EXPECT_THAT(be, HasSubstr("__builtin_prefetch(&p3[b14 + (nt_k + 0) + pf14]);"));
   EXPECT_THAT(be, HasSubstr("__builtin_prefetch(&p3[b14 + (i2 + 0) + pf14]);"));
 }
 

@@ -337,6 +337,15 @@ AF_INLINE void af_exp_nonpos_row(float* p, int64_t n) {
 }
 
 // ---- a vector pass's stores (vector_pass.cpp) --------------------------------
+// The vector passes are compiled only where 16 lanes are one register: built
+// for AVX2 (-march=haswell, on this Zen 5) they took 1.4-2.2x the buffered
+// loops' time (rmsnorm f32, bert_embeddings; session 35), so there each
+// such pass keeps its loop (`#if AF_VECTOR_PASS ... #else ... #endif`).
+#if defined(__AVX512F__)
+#define AF_VECTOR_PASS 1
+#else
+#define AF_VECTOR_PASS 0
+#endif
 // A static short row's storing pass computes 16 lanes at a time and stores
 // them here: no chunk buffer between the values and the output. `nt`: the
 // store streams under key 1; a vector whose address is not 64-byte aligned

@@ -124,14 +124,18 @@ void KernelEmitter::emit_short_row_loop(
   const int axis = kernel_.inner_axes.front();
   const std::optional<int64_t> extent = graph_.axes.at(static_cast<size_t>(axis)).size.as_const();
   // A static row of kVectorPassMinRow elements or more: a vector pass
-  // (vector_pass.cpp) where the pass qualifies.
+  // (vector_pass.cpp) where the pass qualifies and the target has AVX-512,
+  // the buffered loop below otherwise.
   const std::vector<bool> vec = vector_pass_lanes(plan, body);
   if (!vec.empty()) {
+    out += "#if AF_VECTOR_PASS\n";
     emit_vector_pass(plan, body, vec, indent, out);
-    return;
+    out += "#else\n";
   }
   // short_row_reduces checked a static length; grouped rows are short.
   const bool always_short = extent.has_value() || grouped_;
+  AF_CHECK(vec.empty() || always_short, "kernel {}: a vector pass over a row of no constant length",
+           graph_.name);
   std::string ind = indent;
   if (!always_short) {
     out += fmt::format("{}if (hi - lo <= {}) {{  // a short row: reduced from buffers\n", indent,
@@ -188,6 +192,7 @@ void KernelEmitter::emit_short_row_loop(
   if (loop) emit_inner_loop(axis, "lo", "hi", body, "#pragma omp simd", buffer_writes, ind, out);
   row_exps_.clear();
   out += exps + reduce;
+  if (!vec.empty()) out += "#endif\n";
   if (always_short) return;
   out += indent + "} else {\n";
   emit_clause_loop(plan, body, updates, indent + "  ", out);

@@ -30,6 +30,10 @@
 //   for (; i < hi; i += 16) lanes_(i, 0, hi - i);   // n_ < 16: the row's tail
 //   a<r> = af_row_sum16x4(s<r>);                     // (kernel_prelude_rows.h)
 //
+// Only with AVX-512 (`#if AF_VECTOR_PASS`, the loop in the `#else`): built
+// for AVX2, where 16 lanes are two registers, the vector passes took
+// 1.4-2.2x the loops' time (rmsnorm f32, bert_embeddings; session 35).
+//
 // Static rows of kVectorPassMinRow to kShortReduceRow elements only. A
 // symbolic row kept its buffered loop: behind a per-row branch (`if (hi -
 // lo >= 64)`) the vector pass made mse f32 [64, 1024] (one row of 65536
@@ -278,15 +282,13 @@ bool KernelEmitter::emit_vector_store_pass(const PassPlan& plan, const std::vect
                                            const std::string& ind, std::string& out) const {
   const std::vector<bool> vec = vector_store_pass_lanes(plan, body);
   if (vec.empty()) return false;
-  // bf16 stores only where vcvtne2ps2bf16 rounds them: elsewhere the loop.
+  // With AVX-512 (AF_VECTOR_PASS), and bf16 stores only where
+  // vcvtne2ps2bf16 rounds them: elsewhere the loop.
   const bool bf16 = std::any_of(body.begin(), body.end(), [&](int id) {
     return node(id).kind == AscKind::Store && node(id).dtype == DType::bf16;
   });
-  if (!bf16) {
-    emit_vector_stores(body, vec, ind, out);
-    return true;
-  }
-  out += "#if AF_BF16_CVT  // a vector pass's bf16 stores\n";
+  out += bf16 ? "#if AF_VECTOR_PASS && AF_BF16_CVT  // a vector pass's bf16 stores\n"
+              : "#if AF_VECTOR_PASS\n";
   emit_vector_stores(body, vec, ind, out);
   out += "#else\n";
   emit_clause_loop(plan, body, nullptr, ind, out);
