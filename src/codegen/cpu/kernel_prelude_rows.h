@@ -70,6 +70,16 @@ AF_INLINE float af_row_vector_sum_f32(const float* p, int64_t n) {
 }
 
 // ---- a short row's pass as 16-lane vectors (vector_pass.cpp) -----------------
+// The vector passes are compiled only where 16 lanes are one register: built
+// for AVX2 (-march=haswell, on this Zen 5) they took 1.4-2.2x the buffered
+// loops' time (rmsnorm f32, bert_embeddings; session 35), so there each
+// such pass keeps its loop (`#if AF_VECTOR_PASS ... #else ... #endif`).
+#if defined(__AVX512F__)
+#define AF_VECTOR_PASS 1
+#else
+#define AF_VECTOR_PASS 0
+#endif
+
 // Its sums: 64 partial sums in four 16-lane accumulators, element i in
 // partial i % 64 while whole runs of 64 remain, the rest in partials 0-15;
 // then pairwise to 16 (the partials 32 apart, then 16 apart), 8 and the tree
@@ -337,15 +347,6 @@ AF_INLINE void af_exp_nonpos_row(float* p, int64_t n) {
 }
 
 // ---- a vector pass's stores (vector_pass.cpp) --------------------------------
-// The vector passes are compiled only where 16 lanes are one register: built
-// for AVX2 (-march=haswell, on this Zen 5) they took 1.4-2.2x the buffered
-// loops' time (rmsnorm f32, bert_embeddings; session 35), so there each
-// such pass keeps its loop (`#if AF_VECTOR_PASS ... #else ... #endif`).
-#if defined(__AVX512F__)
-#define AF_VECTOR_PASS 1
-#else
-#define AF_VECTOR_PASS 0
-#endif
 // A static short row's storing pass computes 16 lanes at a time and stores
 // them here: no chunk buffer between the values and the output. `nt`: the
 // store streams under key 1; a vector whose address is not 64-byte aligned
