@@ -16,6 +16,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "asc_case_util.h"
+#include "autofuse/graph/dtype.h"
 #include "autofuse/graph/text.h"
 #include "autofuse/ref/interpreter.h"
 #include "autofuse/ref/random.h"
@@ -94,7 +96,7 @@ std::string embed_layernorm_text(const std::string& dtype, const std::string& d)
 }
 
 double tol(const std::string& dtype) {
-  return dtype == "bf16" ? 3e-2 : dtype == "f16" ? 4e-3 : 1e-5;
+  return tolerance(dtype_from_name(dtype).value());
 }
 
 /// x with a NaN in row 1, +inf in row 3 and -inf in row 5 (when they

@@ -326,6 +326,8 @@ void KernelEmitter::emit_vector_stores(const std::vector<int>& body, const std::
                        address(node(id), axis, at));
   };
   const auto nt = [&](int id) { return streamed_.at(static_cast<size_t>(id)) ? "nt_" : "false"; };
+  // The run's element `e` on (i<axis> + e).
+  const auto run_at = [&](int e) { return e == 0 ? i : fmt::format("{} + {}", i, e); };
   // Runs of 64: each store's lines whole (32 bf16 per vcvtne2ps2bf16).
   const std::string l2 = inner + "  ";
   out += fmt::format("{}int64_t {} = lo;\n", inner, i);
@@ -343,18 +345,16 @@ void KernelEmitter::emit_vector_stores(const std::vector<int>& body, const std::
       l2, i);
   for (size_t k = 0; k < count; ++k) {
     const int id = stores[k];
+    const char* parts[] = {"a_", "b_", "c_", "d_"};
     if (node(id).dtype == DType::bf16) {
-      out += fmt::format("{}af_put32_bf16({}, a_[{}], b_[{}], {});\n", l2, target(id, i), k, k,
-                         nt(id));
-      out += fmt::format("{}af_put32_bf16({}, c_[{}], d_[{}], {});\n", l2, target(id, i + " + 32"),
-                         k, k, nt(id));
+      for (int q = 0; q < 4; q += 2)
+        out += fmt::format("{}af_put32_bf16({}, {}[{}], {}[{}], {});\n", l2,
+                           target(id, run_at(16 * q)), parts[q], k, parts[q + 1], k, nt(id));
       continue;
     }
-    const char* parts[] = {"a_", "b_", "c_", "d_"};
     for (int q = 0; q < 4; ++q)
-      out += fmt::format("{}af_put16_f32({}, {}[{}], 16, {});\n", l2,
-                         target(id, q == 0 ? i : fmt::format("{} + {}", i, 16 * q)), parts[q], k,
-                         nt(id));
+      out += fmt::format("{}af_put16_f32({}, {}[{}], 16, {});\n", l2, target(id, run_at(16 * q)),
+                         parts[q], k, nt(id));
   }
   out += inner + "}\n";
   // The rest by 16 (the last may be partial), ordinary stores.
