@@ -8,7 +8,9 @@
 // 16-lane vectors and 64-element runs, with NaN and infinities; f32, bf16
 // and f16. A static short row's storing pass as vector code too (its f32
 // and bf16 stores by af_put*): ordinary and streaming stores, outputs not
-// 64-byte aligned, subnormal bf16 results. And which passes get it.
+// 64-byte aligned, subnormal bf16 results. Max and min passes (f32, static
+// and symbolic rows; NaN and infinities redone by the loop), and a symbolic
+// row's storing pass. And which passes get them.
 #include <cmath>
 #include <random>
 #include <tuple>
@@ -233,6 +235,74 @@ TEST(VectorPass, RandomPassesMatchTheReference) {
   EXPECT_THAT(code, HasSubstr(kVectorPass));
 }
 
+/// softmax(x * 0.125 + mask) over rows of `d`, as attention's scores.
+std::string masked_softmax_text(const std::string& d) {
+  return fmt::format(R"(graph msm(x: f32[N, {0}], mask: f32[{0}]) {{
+  k = constant(dtype=f32, value=0.125)
+  t = mul(x, k)
+  z = add(t, mask)
+  m = reduce_max(z, axes=[1], keepdims=true)
+  u = sub(z, m)
+  e = exp(u)
+  s = reduce_sum(e, axes=[1], keepdims=true)
+  y = div(e, s)
+  return y
+}})",
+                     d);
+}
+
+/// The row min of x * y and the row max of x - y (two extremes in one pass).
+std::string min_max_text(const std::string& d) {
+  return fmt::format(R"(graph mm(x: f32[N, {0}], y: f32[N, {0}]) {{
+  p = mul(x, y)
+  lo = reduce_min(p, axes=[1])
+  q = sub(x, y)
+  hi = reduce_max(q, axes=[1])
+  return lo, hi
+}})",
+                     d);
+}
+
+/// x with NaN, +inf and -inf in the last element of rows 1, 3 and 5, +inf
+/// first and -inf last in row 7 (a NaN probe without a NaN), and NaN first
+/// in row 9 (a whole run's lane).
+std::vector<HostTensor> with_max_specials(const Graph& graph, const sym::Binding& binding) {
+  std::vector<HostTensor> inputs = with_specials(graph, binding);
+  HostTensor& x = inputs[0];
+  const int64_t d = x.numel() / binding.at("N");
+  set_row_elements(x, d, 0, {{7, INFINITY}, {9, NAN}});
+  set_row_elements(x, d, d - 1, {{7, -INFINITY}});
+  return inputs;
+}
+
+// Max and min passes as vector code (f32 only), on static and symbolic
+// rows; a row with a NaN, or infinities of both signs, is redone by the
+// buffered loop; symbolic rows shorter than 64 or longer than 1024 run the
+// loops.
+TEST(VectorPass, MaxPassesMatchTheReference) {
+  std::vector<GraphCase> cases;
+  const std::vector<sym::Binding> rows = {{{"N", 1}}, {{"N", 6}}, {{"N", 11}}};
+  std::vector<sym::Binding> symbolic;
+  for (int64_t d : {1, 17, 63, 64, 65, 100, 127, 384, 1024, 1025, 1500})
+    for (int64_t n : {1, 11})
+      symbolic.push_back({{"N", n}, {"D", d}});
+  for (const char* d : {"64", "100", "127", "384", "1024"}) {
+    cases.push_back({fmt::format("masked softmax D={}", d), parse_graph(masked_softmax_text(d)),
+                     rows, 1e-5, 1e-6, with_max_specials});
+    cases.push_back({fmt::format("min and max D={}", d), parse_graph(min_max_text(d)), rows, 1e-6,
+                     1e-6, with_max_specials});
+  }
+  cases.push_back({"masked softmax, symbolic D", parse_graph(masked_softmax_text("D")), symbolic,
+                   1e-5, 1e-6, with_max_specials});
+  cases.push_back({"min and max, symbolic D", parse_graph(min_max_text("D")), symbolic, 1e-6, 1e-6,
+                   with_max_specials});
+  cases.push_back(
+      {"softmax, symbolic D", parse_graph(softmax_text("f32", "D")), symbolic, 1e-5, 1e-6});
+  const std::string code = check_split_cases(cases, /*expect_split=*/false);
+  EXPECT_THAT(code, HasSubstr("af_extreme_lanes(&m"));
+  EXPECT_THAT(code, HasSubstr("if (redo_)"));
+}
+
 // The storing pass under every tiling key (1: streaming stores), with
 // outputs at and off 64-byte boundaries, on one core and on blocks that
 // split the rows unevenly.
@@ -253,6 +323,9 @@ TEST(VectorPass, StoringPassMatchesTheReference) {
                        parse_graph(skip_layernorm_text(dt, d)), tol(dt),
                        std::string(dt) == "f32" ? 1e-4 : tol(dt), false});
     }
+    if (std::string(dt) == "f32")  // a symbolic row (f32 only)
+      cases.push_back(
+          {"rmsnorm f32 D symbolic", parse_graph(rmsnorm_text(dt, "D")), tol(dt), 1e-4, false});
     cases.push_back({fmt::format("rmsnorm {} D=768 with NaN and infinities", dt),
                      parse_graph(rmsnorm_text(dt, "768")), tol(dt), 1e-4, true});
     // Subnormal results (~1e-39): vcvtne2ps2bf16 would read them as zero,
@@ -274,8 +347,18 @@ TEST(VectorPass, StoringPassMatchesTheReference) {
                                 RunOptions{2, 3}};
   for (size_t i = 0; i < cases.size(); ++i) {
     const Case& c = cases[i];
+    std::vector<sym::Binding> bindings;
     for (int64_t n : {1, 6, 37}) {
-      const sym::Binding binding = {{"N", n}};
+      if (c.label.find("symbolic") == std::string::npos) {
+        bindings.push_back({{"N", n}});
+        continue;
+      }
+      // Vector passes for rows of 64-1024, the loop for the others.
+      for (int64_t d : {1, 63, 64, 100, 384, 1024, 1025})
+        bindings.push_back({{"N", n}, {"D", d}});
+    }
+    for (const sym::Binding& binding : bindings) {
+      const int64_t n = binding.at("N");
       std::vector<HostTensor> inputs =
           c.specials ? with_specials(c.graph, binding) : random_inputs(c.graph, binding, 7);
       const std::vector<HostTensor> want = run_reference(c.graph, inputs, binding);
@@ -285,8 +368,9 @@ TEST(VectorPass, StoringPassMatchesTheReference) {
               run_kernel(*so, module.kernels[i], kernels[i].graph, c.graph, inputs, binding, m, o);
           for (size_t k = 0; k < want.size(); ++k)
             EXPECT_TRUE(tensors_close(run.outputs.at(k), want[k], c.rtol, c.atol))
-                << c.label << " N=" << n << ", cores " << m.cores << ", key " << o.force_key
-                << ", output offset " << o.output_offset << ", output " << k;
+                << c.label << " N=" << n << " D=" << (binding.count("D") ? binding.at("D") : 0)
+                << ", cores " << m.cores << ", key " << o.force_key << ", output offset "
+                << o.output_offset << ", output " << k;
         }
       }
     }
@@ -320,16 +404,45 @@ TEST(VectorPass, SourceStructure) {
   EXPECT_THAT(source(layernorm_text("f32", "63")), Not(HasSubstr(kVectorPass)));
   EXPECT_THAT(source(layernorm_text("f32", "64")), HasSubstr(kVectorPass));
   EXPECT_THAT(source(layernorm_text("f32", "1025")), Not(HasSubstr(kVectorPass)));
-  // Symbolic rows: the buffered loop (see vector_pass.cpp why).
+  // Symbolic rows' sums: the buffered loop (see vector_pass.cpp why).
   EXPECT_THAT(source(layernorm_text("f32", "D")), Not(HasSubstr(kVectorPass)));
-  // Not a sum (max), or not arithmetic (softmax's exp): the buffered loop.
-  EXPECT_THAT(source(softmax_text("f32", "768")), Not(HasSubstr(kVectorPass)));
-  EXPECT_THAT(source(R"(graph g(x: f32[N, 768]) {
+  // Max passes: f32, static or symbolic rows, the loop after them for a
+  // row to redo (or, symbolic, a row shorter than 64 or longer than 1024).
+  const std::string max_pass = R"(graph g(x: f32[N, D]) {
   t = mul(x, x)
   s = reduce_max(t, axes=[1])
   return s
+})";
+  const std::string max768 = source(R"(graph g(x: f32[N, 768]) {
+  t = mul(x, x)
+  s = reduce_max(t, axes=[1])
+  return s
+})");
+  EXPECT_THAT(max768, HasSubstr(kVectorPass));
+  EXPECT_THAT(max768, HasSubstr("bool redo_ = true;"));
+  EXPECT_THAT(max768, HasSubstr("if (redo_)\n#endif\n"));
+  const std::string max_sym = source(max_pass);
+  EXPECT_THAT(max_sym, HasSubstr(kVectorPass));
+  EXPECT_THAT(max_sym, HasSubstr("if (hi - lo >= 64) {"));
+  // Not for bf16, nor for a max and a sum in one pass; softmax's exp pass
+  // keeps its loop (not arithmetic), its max and storing passes are vectors.
+  EXPECT_THAT(source(R"(graph g(x: bf16[N, 768]) {
+  s = reduce_max(x, axes=[1])
+  return s
 })"),
               Not(HasSubstr(kVectorPass)));
+  EXPECT_THAT(source(R"(graph g(x: f32[N, 768]) {
+  t = mul(x, x)
+  s = reduce_max(t, axes=[1])
+  u = reduce_sum(t, axes=[1])
+  return s, u
+})"),
+              Not(HasSubstr(kVectorPass)));
+  const std::string softmax_sym = source(softmax_text("f32", "D"));
+  EXPECT_THAT(softmax_sym, HasSubstr(kVectorPass));
+  EXPECT_THAT(softmax_sym, HasSubstr(kStoringPass));
+  EXPECT_THAT(softmax_sym, HasSubstr("af_exp_nonpos_row("));
+  EXPECT_THAT(source(softmax_text("bf16", "D")), Not(HasSubstr("16-lane vectors (vector_pass")));
   // A pass that also stores: its loop.
   EXPECT_THAT(source(R"(graph g(x: f32[N, 768]) {
   t = mul(x, x)
@@ -354,9 +467,13 @@ TEST(VectorPass, SourceStructure) {
   EXPECT_THAT(rms_bf16, HasSubstr("af_put16_bf16(&q0["));
   // Softmax's last pass (exps from the row buffer, times 1 / sum).
   EXPECT_THAT(source(softmax_text("f32", "768")), HasSubstr(kStoringPass));
-  // Not for f16 stores, symbolic or short rows, or a stored exp.
+  // A symbolic row's: f32, rows of 64-1024 (the loop for the others).
+  const std::string rms_sym = source(rmsnorm_text("f32", "D"));
+  EXPECT_THAT(rms_sym, HasSubstr(kStoringPass));
+  EXPECT_THAT(rms_sym, HasSubstr("if (hi - lo >= 64 && hi - lo <= 1024) {"));
+  EXPECT_THAT(source(rmsnorm_text("bf16", "D")), Not(HasSubstr(kStoringPass)));
+  // Not for f16 stores, short rows, or a stored exp.
   EXPECT_THAT(source(rmsnorm_text("f16", "1024")), Not(HasSubstr(kStoringPass)));
-  EXPECT_THAT(source(rmsnorm_text("f32", "D")), Not(HasSubstr(kStoringPass)));
   EXPECT_THAT(source(rmsnorm_text("f32", "63")), Not(HasSubstr(kStoringPass)));
   EXPECT_THAT(source(R"(graph g(x: f32[N, 768]) {
   m = reduce_max(x, axes=[1], keepdims=true)

@@ -50,6 +50,13 @@ constexpr int64_t kRowReducePad = 8;
 /// The longest row that runs in groups of 8 (row_groups.cpp); longer ones,
 /// up to tiling::kShortReduceRow, in groups of 4 or 2.
 constexpr int64_t kGroupRowMax = 64;
+/// The shortest row whose pass is a vector pass (vector_pass.cpp): a 16-bit
+/// loop stores its f32 row buffers as 32-byte halves, and a short row's
+/// 64-byte loads of them would wait for store forwarding.
+constexpr int64_t kVectorPassMinRow = 64;
+/// The flag a max or min vector pass sets when its row must run the
+/// buffered loop instead (a NaN probe; short_row_reduce.cpp declares it).
+constexpr const char* kVectorPassRedo = "redo_";
 /// The longest row-invariant narrow Load converted to an f32 copy once per
 /// call (row_invariant_: 16 KiB of stack each at most).
 constexpr int64_t kInvariantMax = 4096;
@@ -259,15 +266,20 @@ class KernelEmitter {
   void emit_short_row_loop(const PassPlan& plan, const std::vector<int>& body,
                            const std::function<std::string(const std::string&)>& updates,
                            const std::string& indent, std::string& out) const;
-  /// A static short row's pass that only does arithmetic on float values,
-  /// as 16-lane vectors (vector_pass.cpp): per node whether it is a vector
-  /// there, or empty when the pass does not qualify.
+  /// A short row's pass that only does arithmetic on float values and sums
+  /// (static rows) or maxes / mins (f32, static or symbolic rows), as
+  /// 16-lane vectors (vector_pass.cpp): per node whether it is a vector
+  /// there, or empty when the pass does not qualify. A max or min pass sets
+  /// kVectorPassRedo where the row must run the buffered loop after it.
   std::vector<bool> vector_pass_lanes(const PassPlan& plan, const std::vector<int>& body) const;
+  /// Whether Reduce r is a max or a min.
+  bool extreme_reduce(int r) const;
   void emit_vector_pass(const PassPlan& plan, const std::vector<int>& body,
                         const std::vector<bool>& vec, const std::string& indent,
                         std::string& out) const;
-  /// The same for a static short row's pass without Reduces whose stores
-  /// are f32 or bf16 (its vectors stored by the prelude's af_put*).
+  /// The same for a short row's pass without Reduces whose stores are f32
+  /// or bf16 (f32 for a symbolic row; its vectors stored by the prelude's
+  /// af_put*).
   std::vector<bool> vector_store_pass_lanes(const PassPlan& plan,
                                             const std::vector<int>& body) const;
   /// Emits the pass so where it qualifies (with bf16 stores under `#if

@@ -74,6 +74,9 @@ AF_INLINE float af_row_vector_sum_f32(const float* p, int64_t n) {
 // for AVX2 (-march=haswell, on this Zen 5) they took 1.4-2.2x the buffered
 // loops' time (rmsnorm f32, bert_embeddings; session 35), so there each
 // such pass keeps its loop (`#if AF_VECTOR_PASS ... #else ... #endif`).
+// Its lambdas are inlined wherever they are called: a call would keep the
+// accumulators they update in memory.
+#define AF_LAMBDA_INLINE __attribute__((always_inline))
 #if defined(__AVX512F__)
 #define AF_VECTOR_PASS 1
 #else
@@ -158,6 +161,52 @@ AF_INLINE void af_add_lanes(af_f32x16* s, const af_f32x16* v, int64_t n) {
   }
   const af_i32x16 lane = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
   *s += (af_f32x16)((af_i32x16)*v & (lane < (int32_t)n));
+}
+
+// A vector pass's max (`is_max`) or min: four accumulators m[0..3] as for
+// the sums, each step `x > m ? x : m` (vmaxps: a NaN x leaves m as it is),
+// and a probe sum p of the same values, NaN when one of them is NaN (or
+// infinities of both signs meet). Only then does the row run the buffered
+// loop, whose max tests every value for NaN (af_row_extreme_f32's scheme: a
+// compare per vector costs more than the add; testing in the vector pass
+// itself, or redoing it there, changed how g++ allocated the registers of
+// the whole pass: softmax_mask f32 1.2x the time).
+
+/// One step over v's first n lanes (all 16 when n >= 16).
+AF_INLINE void af_extreme_lanes(af_f32x16* m, af_f32x16* p, const af_f32x16* v, int64_t n,
+                                bool is_max) {
+  af_f32x16 x = *v;
+  if (n < 16) {
+    const af_i32x16 lane = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    const af_i32x16 in = lane < (int32_t)n;
+    const af_f32x16 identity = (af_f32x16){} + (is_max ? -__builtin_inff() : __builtin_inff());
+    *p += (af_f32x16)((af_i32x16)x & in);
+    x = (af_f32x16)(((af_i32x16)x & in) | ((af_i32x16)identity & ~in));
+  } else {
+    *p += x;
+  }
+  *m = is_max ? (x > *m ? x : *m) : (x < *m ? x : *m);
+}
+
+/// Whether the probe sums p[0..3] add up to NaN.
+AF_INLINE int af_probe_nan16x4(const af_f32x16* p) {
+  const float sum = af_row_sum16x4(p);
+  return sum != sum;
+}
+
+/// The max (`is_max`) or min of the accumulators m[0..3]: pairwise, then
+/// the tree over the lanes (NaN-free, so the order only picks between +0
+/// and -0).
+AF_INLINE float af_row_extreme16x4(const af_f32x16* m, bool is_max) {
+#define AF_EXTREME16(x, a) (is_max ? ((x) > (a) ? (x) : (a)) : ((x) < (a) ? (x) : (a)))
+  const af_f32x16 w = AF_EXTREME16(AF_EXTREME16(m[3], m[2]), AF_EXTREME16(m[1], m[0]));
+  const af_f32x8 lo = AF_LOW_HALF16(w), hi = AF_HIGH_HALF16(w);
+  af_f32x8 acc = AF_EXTREME16(hi, lo);
+  acc = AF_EXTREME16(AF_SWAP_LANES(acc, 4), acc);
+  acc = AF_EXTREME16(AF_SWAP_LANES(acc, 2), acc);
+  acc = AF_EXTREME16(AF_SWAP_LANES(acc, 1), acc);
+#undef AF_EXTREME16
+  return acc[0];
 }
 
 /// Sum of the buffer p[0, n); writes zeros to p[n, n + 8) so that the last

@@ -123,24 +123,41 @@ void KernelEmitter::emit_short_row_loop(
     std::string& out) const {
   const int axis = kernel_.inner_axes.front();
   const std::optional<int64_t> extent = graph_.axes.at(static_cast<size_t>(axis)).size.as_const();
-  // A static row of kVectorPassMinRow elements or more: a vector pass
+  // A row of kVectorPassMinRow elements or more: a vector pass
   // (vector_pass.cpp) where the pass qualifies and the target has AVX-512,
-  // the buffered loop below otherwise.
+  // the buffered loop below otherwise (a symbolic row: also when shorter).
   const std::vector<bool> vec = vector_pass_lanes(plan, body);
-  if (!vec.empty()) {
-    out += "#if AF_VECTOR_PASS\n";
-    emit_vector_pass(plan, body, vec, indent, out);
-    out += "#else\n";
-  }
   // short_row_reduces checked a static length; grouped rows are short.
   const bool always_short = extent.has_value() || grouped_;
-  AF_CHECK(vec.empty() || always_short, "kernel {}: a vector pass over a row of no constant length",
-           graph_.name);
   std::string ind = indent;
   if (!always_short) {
     out += fmt::format("{}if (hi - lo <= {}) {{  // a short row: reduced from buffers\n", indent,
                        kShortReduceRow);
     ind += "  ";
+  }
+  // A max or min pass, or a symbolic row's, runs the loop where the vector
+  // pass did not (a shorter row) or must be redone (a NaN probe: the
+  // loop's max tests every value for NaN).
+  const bool redo =
+      !vec.empty() && (!always_short || std::any_of(plan.short_row.begin(), plan.short_row.end(),
+                                                    [&](int r) { return extreme_reduce(r); }));
+  if (!vec.empty()) {
+    out += "#if AF_VECTOR_PASS\n";
+    if (!redo) {
+      emit_vector_pass(plan, body, vec, ind, out);
+      out += "#else\n";
+    } else {
+      out += fmt::format("{}bool {} = true;  // the loop below runs\n", ind, kVectorPassRedo);
+      if (always_short) {
+        emit_vector_pass(plan, body, vec, ind, out);
+      } else {
+        out += fmt::format("{}if (hi - lo >= {}) {{\n", ind, kVectorPassMinRow);
+        emit_vector_pass(plan, body, vec, ind + "  ", out);
+        out += ind + "}\n";
+      }
+      out += fmt::format("{}if ({})\n#endif\n{}{{\n", ind, kVectorPassRedo, ind);
+      ind += "  ";
+    }
   }
   // Each Reduce's buffer: the input row itself when the value is an f32 Load
   // (a copy loop would become a memcpy call), its row buffer when this pass
@@ -192,7 +209,11 @@ void KernelEmitter::emit_short_row_loop(
   if (loop) emit_inner_loop(axis, "lo", "hi", body, "#pragma omp simd", buffer_writes, ind, out);
   row_exps_.clear();
   out += exps + reduce;
-  if (!vec.empty()) out += "#endif\n";
+  if (!vec.empty() && !redo) out += "#endif\n";
+  if (redo) {
+    ind.resize(ind.size() - 2);
+    out += ind + "}\n";
+  }
   if (always_short) return;
   out += indent + "} else {\n";
   emit_clause_loop(plan, body, updates, indent + "  ", out);

@@ -1,6 +1,6 @@
 // A short row's reducing pass written as 16-lane vector code (the row
-// layout's passes with short_row Reduces, short_row_reduce.cpp), and its
-// storing pass (reduction_pass.cpp's emit_vector_loop).
+// layout's passes with short_row Reduces, short_row_reduce.cpp: sums, maxes
+// and mins), and its storing pass (reduction_pass.cpp's emit_vector_loop).
 //
 // A short row's pass normally writes each reduced value to a buffer in its
 // `omp simd` loop and sums the buffer after it (af_row_sum_f32): a store and
@@ -34,17 +34,31 @@
 // for AVX2, where 16 lanes are two registers, the vector passes took
 // 1.4-2.2x the loops' time (rmsnorm f32, bert_embeddings; session 35).
 //
-// Static rows of kVectorPassMinRow to kShortReduceRow elements only. A
-// symbolic row kept its buffered loop: behind a per-row branch (`if (hi -
-// lo >= 64)`) the vector pass made mse f32 [64, 1024] (one row of 65536
-// reduced by the clause loop, so the vector pass never ran) 1.25x the time:
-// its code changed how g++ compiled the rest of the function. The sums'
-// order differs from af_row_vector_sum_f32's (64 partial sums, not 32: see
-// there why the buffers keep theirs), so a static row's sum may differ from
-// the same row's with a symbolic length in the last bits; and g++
-// contracts a product into the accumulator's add (one rounding less).
+// Rows of kVectorPassMinRow to kShortReduceRow elements. A static row's
+// sums: the vector pass alone. A symbolic row's sums keep their buffered
+// loop: behind a per-row branch (`if (hi - lo >= 64)`) the vector pass made
+// mse f32 [64, 1024] (one row of 65536 reduced by the clause loop, so the
+// vector pass never ran) 1.25x the time: its code changed how g++ compiled
+// the rest of the function. The sums' order differs from
+// af_row_vector_sum_f32's (64 partial sums, not 32: see there why the
+// buffers keep theirs), so a static row's sum may differ from the same
+// row's with a symbolic length in the last bits; and g++ contracts a
+// product into the accumulator's add (one rounding less).
 //
-// A static short row's storing pass (no Reduce; its stores f32 or bf16,
+// Max and min passes (f32 only; not with sums in the same pass), static or
+// symbolic rows: four accumulators and a probe sum (af_extreme_lanes); the
+// pass sets `redo_` when a probe is NaN (a NaN, or infinities of both
+// signs), and the buffered loop after it, which tests every value for NaN,
+// runs for that row (and for a symbolic row outside 64-1024). The result
+// is exact either way (a max does not depend on the order). Softmax's
+// first pass (x * 0.125 + mask into its row buffer, the max): with its
+// storing pass as vectors too, softmax_mask f32 [8, 12, 384, 384] 0.85x
+// the time from memory, 0.94x in the L3 (harness, one thread, session 36).
+// With bf16 loads the max pass was slower (3.52 against 3.17 ms, session
+// 34; rows of 384 in pairs, row_groups.cpp), so 16-bit passes with a max,
+// and every pass over a symbolic row, read and write f32 only.
+//
+// A short row's storing pass (no Reduce; its stores f32 or bf16,
 // contiguous, of vectors: the normalizing pass of rmsnorm, layernorm,
 // softmax) is written the same way: the lambda hands each store's 16 lanes
 // back (st_[k]), and the prelude stores them per run of 64 (af_put16_f32,
@@ -56,6 +70,8 @@
 // bf16 0.96-0.97x, skip_layernorm bf16 0.96x (docs/benchmarks.md, session
 // 35). With bf16 stores only under AF_BF16_CVT (`#if`, the loop otherwise):
 // elsewhere g++ rounds bf16 ~9 instructions per 16 lanes in either form.
+// A symbolic row's (f32 only) behind `if (hi - lo >= 64 && hi - lo <=
+// 1024)`, the loop in its `else`.
 //
 // Measured (`bench/run --no-peers --no-compile-time --threads 1,2`, A/B in
 // one run, Zen 5; docs/benchmarks.md, session 34): rmsnorm bf16 0.80-0.85x
@@ -79,11 +95,6 @@ using ascir::AscKind;
 
 namespace {
 
-/// The shortest static row whose pass is a vector pass: a 16-bit loop
-/// stores its f32 row buffers as 32-byte halves, and a short row's 64-byte
-/// loads of them would wait for store forwarding.
-constexpr int64_t kVectorPassMinRow = 64;
-
 /// A value the kernel computes as a float (16-bit types too: they are
 /// rounded where stored; float8 is rounded after every op).
 bool float_value(DType dtype) {
@@ -96,6 +107,10 @@ bool vector_arithmetic(OpKind op) {
 }
 
 }  // namespace
+
+bool KernelEmitter::extreme_reduce(int r) const {
+  return node(r).op == OpKind::ReduceMax || node(r).op == OpKind::ReduceMin;
+}
 
 std::vector<bool> KernelEmitter::vector_pass_lanes(const PassPlan& plan,
                                                    const std::vector<int>& body) const {
@@ -120,7 +135,20 @@ std::vector<bool> KernelEmitter::vector_lanes(const PassPlan& plan, const std::v
   const int axis = kernel_.inner_axes.front();
   if (storing && axis != vector_axis_) return {};
   const std::optional<int64_t> extent = graph_.axes.at(static_cast<size_t>(axis)).size.as_const();
-  if (!extent || *extent < kVectorPassMinRow || *extent > tiling::kShortReduceRow) return {};
+  if (extent ? *extent < kVectorPassMinRow || *extent > tiling::kShortReduceRow : grouped_)
+    return {};
+  const bool extremes = std::any_of(plan.short_row.begin(), plan.short_row.end(),
+                                    [&](int r) { return extreme_reduce(r); });
+  // Maxes and sums not in one pass: its loop redoes a max's row (below).
+  if (extremes && !std::all_of(plan.short_row.begin(), plan.short_row.end(),
+                               [&](int r) { return extreme_reduce(r); }))
+    return {};
+  // A symbolic row's, or a max or min's, pass reads and writes f32 only
+  // (see above why).
+  const bool f32_only = !extent || extremes;
+  const auto vector_dtype = [&](DType dtype) {
+    return dtype == DType::f32 || (dtype == DType::bf16 && !f32_only);
+  };
   // Per node: whether the lambda holds it as a vector (else a row-level float).
   std::vector<bool> vec(graph_.nodes.size(), false);
   std::vector<bool> in_body(graph_.nodes.size(), false);
@@ -137,7 +165,7 @@ std::vector<bool> KernelEmitter::vector_lanes(const PassPlan& plan, const std::v
     }
     switch (n.kind) {
       case AscKind::Gather:  // rows at offsets found outside the loop
-        if ((n.dtype != DType::f32 && n.dtype != DType::bf16) ||
+        if (!vector_dtype(n.dtype) ||
             n.view.strides.at(static_cast<size_t>(axis)) != sym::Expr(1) ||
             gather_row_element(n).empty())
           return {};
@@ -147,7 +175,7 @@ std::vector<bool> KernelEmitter::vector_lanes(const PassPlan& plan, const std::v
         // Contiguous f32 or bf16 (widened), or a row-invariant Load's f32 copy.
         const bool invariant = row_invariant_.at(static_cast<size_t>(id));
         if (buffered_.at(static_cast<size_t>(id))) return {};
-        if (!invariant && ((n.dtype != DType::f32 && n.dtype != DType::bf16) ||
+        if (!invariant && (!vector_dtype(n.dtype) ||
                            n.view.strides.at(static_cast<size_t>(axis)) != sym::Expr(1)))
           return {};
         vec[static_cast<size_t>(id)] = true;
@@ -169,7 +197,7 @@ std::vector<bool> KernelEmitter::vector_lanes(const PassPlan& plan, const std::v
       }
       case AscKind::Store: {  // f32 or bf16, contiguous, of a vector
         const int value = n.inputs.at(0);
-        if (!storing || (n.dtype != DType::f32 && n.dtype != DType::bf16) ||
+        if (!storing || !vector_dtype(n.dtype) ||
             n.view.strides.at(static_cast<size_t>(axis)) != sym::Expr(1) ||
             output_of_store_.at(static_cast<size_t>(id)) < 0 || !float_value(node(value).dtype) ||
             !in_body[static_cast<size_t>(value)] || !vec[static_cast<size_t>(value)])
@@ -186,7 +214,9 @@ std::vector<bool> KernelEmitter::vector_lanes(const PassPlan& plan, const std::v
   for (int r : plan.short_row) {
     const AscNode& n = node(r);
     const int input = n.inputs.at(0);
-    if ((n.op != OpKind::ReduceSum && n.op != OpKind::ReduceMean) || !float_value(n.dtype) ||
+    // Sums over symbolic rows keep their buffers' order (bits as before).
+    const bool sum = n.op == OpKind::ReduceSum || n.op == OpKind::ReduceMean;
+    if (!(extreme_reduce(r) || (sum && extent)) || !float_value(n.dtype) ||
         !in_body[static_cast<size_t>(input)] || !vec[static_cast<size_t>(input)])
       return {};
   }
@@ -198,16 +228,34 @@ void KernelEmitter::emit_vector_pass(const PassPlan& plan, const std::vector<int
                                      std::string& out) const {
   const int axis = kernel_.inner_axes.front();
   const std::string i = fmt::format("i{}", axis);
+  const bool extremes = std::any_of(plan.short_row.begin(), plan.short_row.end(),
+                                    [&](int r) { return extreme_reduce(r); });
   out += ind + "{  // the pass as 16-lane vectors (vector_pass.cpp)\n";
   const std::string inner = ind + "  ";
-  for (int r : plan.short_row)
-    out += fmt::format("{}af_f32x16 s{}[4] = {{}};  // {}\n", inner, r, node(r).name);
+  for (int r : plan.short_row) {
+    const std::string& name = node(r).name;
+    if (!extremes) {
+      out += fmt::format("{}af_f32x16 s{}[4] = {{}};  // {}\n", inner, r, name);
+      continue;
+    }
+    out += fmt::format("{0}af_f32x16 m{1}[4], p{1}[4] = {{}};  // {2}, its probe sums\n", inner, r,
+                       name);
+    out +=
+        fmt::format("{}m{}[0] = m{}[1] = m{}[2] = m{}[3] = (af_f32x16){{}} + {};\n", inner, r, r, r,
+                    r, node(r).op == OpKind::ReduceMax ? "-__builtin_inff()" : "__builtin_inff()");
+  }
   out += fmt::format(
-      "{}const auto lanes_ = [&](const int64_t {}, const int k_, const int64_t n_) {{\n", inner, i);
+      "{}const auto lanes_ = [&](const int64_t {}, const int k_, const int64_t n_) "
+      "AF_LAMBDA_INLINE {{\n",
+      inner, i);
   const std::string li = inner + "  ";
   out += vector_statements(body, vec, li, {});
-  for (int r : plan.short_row)
-    out += fmt::format("{}af_add_lanes(&s{}[k_], &{}, n_);\n", li, r, value(node(r).inputs.at(0)));
+  for (int r : plan.short_row) {
+    const std::string v = value(node(r).inputs.at(0));
+    out += extremes ? fmt::format("{}af_extreme_lanes(&m{}[k_], &p{}[k_], &{}, n_, {});\n", li, r,
+                                  r, v, node(r).op == OpKind::ReduceMax ? "true" : "false")
+                    : fmt::format("{}af_add_lanes(&s{}[k_], &{}, n_);\n", li, r, v);
+  }
   out += inner + "};\n";
   out += fmt::format("{}int64_t {} = lo;\n", inner, i);
   out += fmt::format(
@@ -217,8 +265,17 @@ void KernelEmitter::emit_vector_pass(const PassPlan& plan, const std::vector<int
       "{0}}}\n",
       inner, i);
   out += fmt::format("{0}for (; {1} < hi; {1} += 16) lanes_({1}, 0, hi - {1});\n", inner, i);
-  for (int r : plan.short_row)
-    out += fmt::format("{}{} = af_row_sum16x4(s{});\n", inner, acc(r), r);
+  std::string probes;
+  for (int r : plan.short_row) {
+    if (!extremes) {
+      out += fmt::format("{}{} = af_row_sum16x4(s{});\n", inner, acc(r), r);
+      continue;
+    }
+    out += fmt::format("{}{} = af_row_extreme16x4(m{}, {}); {} = 0;\n", inner, acc(r), r,
+                       node(r).op == OpKind::ReduceMax ? "true" : "false", nan(r));
+    probes += fmt::format("{}af_probe_nan16x4(p{})", probes.empty() ? "" : " || ", r);
+  }
+  if (extremes) out += fmt::format("{}{} = {};\n", inner, kVectorPassRedo, probes);
   out += ind + "}\n";
 }
 
@@ -289,10 +346,21 @@ bool KernelEmitter::emit_vector_store_pass(const PassPlan& plan, const std::vect
   });
   out += bf16 ? "#if AF_VECTOR_PASS && AF_BF16_CVT  // a vector pass's bf16 stores\n"
               : "#if AF_VECTOR_PASS\n";
-  emit_vector_stores(body, vec, ind, out);
-  out += "#else\n";
-  emit_clause_loop(plan, body, nullptr, ind, out);
-  out += "#endif\n";
+  const int axis = kernel_.inner_axes.front();
+  if (graph_.axes.at(static_cast<size_t>(axis)).size.as_const()) {
+    emit_vector_stores(body, vec, ind, out);
+    out += "#else\n";
+    emit_clause_loop(plan, body, nullptr, ind, out);
+    out += "#endif\n";
+    return true;
+  }
+  // A symbolic row: the loop where it is shorter or longer.
+  out += fmt::format("{}if (hi - lo >= {} && hi - lo <= {}) {{\n", ind, kVectorPassMinRow,
+                     tiling::kShortReduceRow);
+  emit_vector_stores(body, vec, ind + "  ", out);
+  out += ind + "} else\n#endif\n" + ind + "{\n";
+  emit_clause_loop(plan, body, nullptr, ind + "  ", out);
+  out += ind + "}\n";
   return true;
 }
 
@@ -315,8 +383,9 @@ void KernelEmitter::emit_vector_stores(const std::vector<int>& body, const std::
     out += fmt::format("{}const bool nt_ = AF_NT_STORES && td->header.tiling_key == {};\n", inner,
                        tiling::kStreamingStoresKey);
   out += fmt::format(
-      "{}const auto lanes_ = [&](const int64_t {}, const int64_t n_, af_f32x16* st_) {{\n", inner,
-      i);
+      "{}const auto lanes_ = [&](const int64_t {}, const int64_t n_, af_f32x16* st_) "
+      "AF_LAMBDA_INLINE {{\n",
+      inner, i);
   out += vector_statements(body, vec, inner + "  ", [&](const AscNode& n) {
     return fmt::format("st_[{}] = {};", slot(n), value(n.inputs.at(0)));
   });
