@@ -8,9 +8,10 @@
 // 16-lane vectors and 64-element runs, with NaN and infinities; f32, bf16
 // and f16. A static short row's storing pass as vector code too (its f32
 // and bf16 stores by af_put*): ordinary and streaming stores, outputs not
-// 64-byte aligned, subnormal bf16 results. Max and min passes (f32, static
-// and symbolic rows; NaN and infinities redone by the loop), and a symbolic
-// row's storing pass. And which passes get them.
+// 64-byte aligned, subnormal bf16 results. Max and min passes (f32 and
+// bf16, static and symbolic rows, rows in groups; NaN and infinities redone
+// by the loop), and a symbolic row's storing pass. And which passes get
+// them.
 #include <cmath>
 #include <random>
 #include <tuple>
@@ -236,9 +237,9 @@ TEST(VectorPass, RandomPassesMatchTheReference) {
 }
 
 /// softmax(x * 0.125 + mask) over rows of `d`, as attention's scores.
-std::string masked_softmax_text(const std::string& d) {
-  return fmt::format(R"(graph msm(x: f32[N, {0}], mask: f32[{0}]) {{
-  k = constant(dtype=f32, value=0.125)
+std::string masked_softmax_text(const std::string& d, const std::string& dtype = "f32") {
+  return fmt::format(R"(graph msm(x: {1}[N, {0}], mask: {1}[{0}]) {{
+  k = constant(dtype={1}, value=0.125)
   t = mul(x, k)
   z = add(t, mask)
   m = reduce_max(z, axes=[1], keepdims=true)
@@ -248,19 +249,19 @@ std::string masked_softmax_text(const std::string& d) {
   y = div(e, s)
   return y
 }})",
-                     d);
+                     d, dtype);
 }
 
 /// The row min of x * y and the row max of x - y (two extremes in one pass).
-std::string min_max_text(const std::string& d) {
-  return fmt::format(R"(graph mm(x: f32[N, {0}], y: f32[N, {0}]) {{
+std::string min_max_text(const std::string& d, const std::string& dtype = "f32") {
+  return fmt::format(R"(graph mm(x: {1}[N, {0}], y: {1}[N, {0}]) {{
   p = mul(x, y)
   lo = reduce_min(p, axes=[1])
   q = sub(x, y)
   hi = reduce_max(q, axes=[1])
   return lo, hi
 }})",
-                     d);
+                     d, dtype);
 }
 
 /// x with NaN, +inf and -inf in the last element of rows 1, 3 and 5, +inf
@@ -275,10 +276,10 @@ std::vector<HostTensor> with_max_specials(const Graph& graph, const sym::Binding
   return inputs;
 }
 
-// Max and min passes as vector code (f32 only), on static and symbolic
-// rows; a row with a NaN, or infinities of both signs, is redone by the
-// buffered loop; symbolic rows shorter than 64 or longer than 1024 run the
-// loops.
+// Max and min passes as vector code (f32 and widened bf16), on static and
+// symbolic rows, one by one and in groups (bf16 softmax: pairs); a row with
+// a NaN, or infinities of both signs, is redone by the buffered loop;
+// symbolic rows shorter than 64 or longer than 1024 run the loops.
 TEST(VectorPass, MaxPassesMatchTheReference) {
   std::vector<GraphCase> cases;
   const std::vector<sym::Binding> rows = {{{"N", 1}}, {{"N", 6}}, {{"N", 11}}};
@@ -286,18 +287,20 @@ TEST(VectorPass, MaxPassesMatchTheReference) {
   for (int64_t d : {1, 17, 63, 64, 65, 100, 127, 384, 1024, 1025, 1500})
     for (int64_t n : {1, 11})
       symbolic.push_back({{"N", n}, {"D", d}});
-  for (const char* d : {"64", "100", "127", "384", "1024"}) {
-    cases.push_back({fmt::format("masked softmax D={}", d), parse_graph(masked_softmax_text(d)),
-                     rows, 1e-5, 1e-6, with_max_specials});
-    cases.push_back({fmt::format("min and max D={}", d), parse_graph(min_max_text(d)), rows, 1e-6,
-                     1e-6, with_max_specials});
+  for (const char* dt : {"f32", "bf16"}) {
+    const bool f32 = std::string(dt) == "f32";
+    const double rtol = f32 ? 1e-5 : tol(dt), atol = f32 ? 1e-6 : tol(dt);
+    for (const char* d : {"64", "100", "127", "384", "1024", "D"}) {
+      const std::vector<sym::Binding>& bindings = std::string(d) == "D" ? symbolic : rows;
+      cases.push_back({fmt::format("masked softmax {} D={}", dt, d),
+                       parse_graph(masked_softmax_text(d, dt)), bindings, rtol, atol,
+                       with_max_specials});
+      cases.push_back({fmt::format("min and max {} D={}", dt, d), parse_graph(min_max_text(d, dt)),
+                       bindings, f32 ? 1e-6 : tol(dt), atol, with_max_specials});
+    }
+    cases.push_back({fmt::format("softmax {}, symbolic D", dt), parse_graph(softmax_text(dt, "D")),
+                     symbolic, rtol, atol});
   }
-  cases.push_back({"masked softmax, symbolic D", parse_graph(masked_softmax_text("D")), symbolic,
-                   1e-5, 1e-6, with_max_specials});
-  cases.push_back({"min and max, symbolic D", parse_graph(min_max_text("D")), symbolic, 1e-6, 1e-6,
-                   with_max_specials});
-  cases.push_back(
-      {"softmax, symbolic D", parse_graph(softmax_text("f32", "D")), symbolic, 1e-5, 1e-6});
   const std::string code = check_split_cases(cases, /*expect_split=*/false);
   EXPECT_THAT(code, HasSubstr("af_extreme_lanes(&m"));
   EXPECT_THAT(code, HasSubstr("if (redo_)"));
@@ -323,9 +326,8 @@ TEST(VectorPass, StoringPassMatchesTheReference) {
                        parse_graph(skip_layernorm_text(dt, d)), tol(dt),
                        std::string(dt) == "f32" ? 1e-4 : tol(dt), false});
     }
-    if (std::string(dt) == "f32")  // a symbolic row (f32 only)
-      cases.push_back(
-          {"rmsnorm f32 D symbolic", parse_graph(rmsnorm_text(dt, "D")), tol(dt), 1e-4, false});
+    cases.push_back({fmt::format("rmsnorm {} D symbolic", dt), parse_graph(rmsnorm_text(dt, "D")),
+                     tol(dt), 1e-4, false});
     cases.push_back({fmt::format("rmsnorm {} D=768 with NaN and infinities", dt),
                      parse_graph(rmsnorm_text(dt, "768")), tol(dt), 1e-4, true});
     // Subnormal results (~1e-39): vcvtne2ps2bf16 would read them as zero,
@@ -424,13 +426,20 @@ TEST(VectorPass, SourceStructure) {
   const std::string max_sym = source(max_pass);
   EXPECT_THAT(max_sym, HasSubstr(kVectorPass));
   EXPECT_THAT(max_sym, HasSubstr("if (hi - lo >= 64) {"));
-  // Not for bf16, nor for a max and a sum in one pass; softmax's exp pass
-  // keeps its loop (not arithmetic), its max and storing passes are vectors.
+  // bf16 too (widened); f16 keeps the loop.
   EXPECT_THAT(source(R"(graph g(x: bf16[N, 768]) {
   s = reduce_max(x, axes=[1])
   return s
 })"),
+              HasSubstr("af_extreme_lanes(&m"));
+  EXPECT_THAT(source(R"(graph g(x: f16[N, 768]) {
+  s = reduce_max(x, axes=[1])
+  return s
+})"),
               Not(HasSubstr(kVectorPass)));
+  // Not for a max and a sum in one pass. Softmax's exp pass keeps its loop
+  // (not arithmetic), its max and storing passes are vectors (bf16 rows in
+  // pairs too: row_groups.cpp).
   EXPECT_THAT(source(R"(graph g(x: f32[N, 768]) {
   t = mul(x, x)
   s = reduce_max(t, axes=[1])
@@ -442,7 +451,10 @@ TEST(VectorPass, SourceStructure) {
   EXPECT_THAT(softmax_sym, HasSubstr(kVectorPass));
   EXPECT_THAT(softmax_sym, HasSubstr(kStoringPass));
   EXPECT_THAT(softmax_sym, HasSubstr("af_exp_nonpos_row("));
-  EXPECT_THAT(source(softmax_text("bf16", "D")), Not(HasSubstr("16-lane vectors (vector_pass")));
+  const std::string softmax_bf16 = source(masked_softmax_text("D", "bf16"));
+  EXPECT_THAT(softmax_bf16, HasSubstr("for (int g_ = 0; g_ < 2; ++g_) {"));
+  EXPECT_THAT(softmax_bf16, HasSubstr(kVectorPass));
+  EXPECT_THAT(softmax_bf16, HasSubstr(kStoringPass));
   // A pass that also stores: its loop.
   EXPECT_THAT(source(R"(graph g(x: f32[N, 768]) {
   t = mul(x, x)
@@ -467,11 +479,12 @@ TEST(VectorPass, SourceStructure) {
   EXPECT_THAT(rms_bf16, HasSubstr("af_put16_bf16(&q0["));
   // Softmax's last pass (exps from the row buffer, times 1 / sum).
   EXPECT_THAT(source(softmax_text("f32", "768")), HasSubstr(kStoringPass));
-  // A symbolic row's: f32, rows of 64-1024 (the loop for the others).
-  const std::string rms_sym = source(rmsnorm_text("f32", "D"));
-  EXPECT_THAT(rms_sym, HasSubstr(kStoringPass));
-  EXPECT_THAT(rms_sym, HasSubstr("if (hi - lo >= 64 && hi - lo <= 1024) {"));
-  EXPECT_THAT(source(rmsnorm_text("bf16", "D")), Not(HasSubstr(kStoringPass)));
+  // A symbolic row's: rows of 64-1024 (the loop for the others).
+  for (const char* dt : {"f32", "bf16"}) {
+    const std::string rms_sym = source(rmsnorm_text(dt, "D"));
+    EXPECT_THAT(rms_sym, HasSubstr(kStoringPass));
+    EXPECT_THAT(rms_sym, HasSubstr("if (hi - lo >= 64 && hi - lo <= 1024) {"));
+  }
   // Not for f16 stores, short rows, or a stored exp.
   EXPECT_THAT(source(rmsnorm_text("f16", "1024")), Not(HasSubstr(kStoringPass)));
   EXPECT_THAT(source(rmsnorm_text("f32", "63")), Not(HasSubstr(kStoringPass)));

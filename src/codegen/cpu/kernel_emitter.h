@@ -267,7 +267,7 @@ class KernelEmitter {
                            const std::function<std::string(const std::string&)>& updates,
                            const std::string& indent, std::string& out) const;
   /// A short row's pass that only does arithmetic on float values and sums
-  /// (static rows) or maxes / mins (f32, static or symbolic rows), as
+  /// (static rows) or maxes / mins (static or symbolic rows), as
   /// 16-lane vectors (vector_pass.cpp): per node whether it is a vector
   /// there, or empty when the pass does not qualify. A max or min pass sets
   /// kVectorPassRedo where the row must run the buffered loop after it.
@@ -278,8 +278,7 @@ class KernelEmitter {
                         const std::vector<bool>& vec, const std::string& indent,
                         std::string& out) const;
   /// The same for a short row's pass without Reduces whose stores are f32
-  /// or bf16 (f32 for a symbolic row; its vectors stored by the prelude's
-  /// af_put*).
+  /// or bf16 (its vectors stored by the prelude's af_put*).
   std::vector<bool> vector_store_pass_lanes(const PassPlan& plan,
                                             const std::vector<int>& body) const;
   /// Emits the pass so where it qualifies (with bf16 stores under `#if

@@ -135,12 +135,12 @@ void KernelEmitter::emit_short_row_loop(
                        kShortReduceRow);
     ind += "  ";
   }
-  // A max or min pass, or a symbolic row's, runs the loop where the vector
-  // pass did not (a shorter row) or must be redone (a NaN probe: the
-  // loop's max tests every value for NaN).
+  // A max or min pass, or a symbolic row's (one by one or in groups), runs
+  // the loop where the vector pass did not (a shorter row) or must be
+  // redone (a NaN probe: the loop's max tests every value for NaN).
   const bool redo =
-      !vec.empty() && (!always_short || std::any_of(plan.short_row.begin(), plan.short_row.end(),
-                                                    [&](int r) { return extreme_reduce(r); }));
+      !vec.empty() && (!extent || std::any_of(plan.short_row.begin(), plan.short_row.end(),
+                                              [&](int r) { return extreme_reduce(r); }));
   if (!vec.empty()) {
     out += "#if AF_VECTOR_PASS\n";
     if (!redo) {
@@ -148,7 +148,7 @@ void KernelEmitter::emit_short_row_loop(
       out += "#else\n";
     } else {
       out += fmt::format("{}bool {} = true;  // the loop below runs\n", ind, kVectorPassRedo);
-      if (always_short) {
+      if (extent) {
         emit_vector_pass(plan, body, vec, ind, out);
       } else {
         out += fmt::format("{}if (hi - lo >= {}) {{\n", ind, kVectorPassMinRow);

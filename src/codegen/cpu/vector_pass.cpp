@@ -45,18 +45,20 @@
 // row's with a symbolic length in the last bits; and g++ contracts a
 // product into the accumulator's add (one rounding less).
 //
-// Max and min passes (f32 only; not with sums in the same pass), static or
-// symbolic rows: four accumulators and a probe sum (af_extreme_lanes); the
-// pass sets `redo_` when a probe is NaN (a NaN, or infinities of both
-// signs), and the buffered loop after it, which tests every value for NaN,
-// runs for that row (and for a symbolic row outside 64-1024). The result
-// is exact either way (a max does not depend on the order). Softmax's
-// first pass (x * 0.125 + mask into its row buffer, the max): with its
-// storing pass as vectors too, softmax_mask f32 [8, 12, 384, 384] 0.85x
-// the time from memory, 0.94x in the L3 (harness, one thread, session 36).
-// With bf16 loads the max pass was slower (3.52 against 3.17 ms, session
-// 34; rows of 384 in pairs, row_groups.cpp), so 16-bit passes with a max,
-// and every pass over a symbolic row, read and write f32 only.
+// Max and min passes (not with sums in the same pass), static or symbolic
+// rows, one by one or in groups (row_groups.cpp): four accumulators and a
+// probe sum (af_extreme_lanes); the pass sets `redo_` when a probe is NaN
+// (a NaN, or infinities of both signs), and the buffered loop after it,
+// which tests every value for NaN, runs for that row (and for a symbolic
+// row outside 64-1024). The result is exact either way (a max does not
+// depend on the order). Testing each value, or redoing the row, inside the
+// vector pass made g++ allocate the pass's registers worse (softmax_mask
+// f32 1.2x the time). Softmax's first pass (x * 0.125 + mask into its row
+// buffer, the max) with its storing pass as vectors too, softmax_mask
+// [8, 12, 384, 384] one thread: f32 0.82-0.88x the time, bf16 (rows in
+// pairs) 0.92-0.93x; [2, 12, 128, 128] 0.90-0.93x (session 36). The bf16
+// max pass alone as vectors was slower (3.52 against 3.17 ms, session 34),
+// and so was the storing pass alone here: the two gain together.
 //
 // A short row's storing pass (no Reduce; its stores f32 or bf16,
 // contiguous, of vectors: the normalizing pass of rmsnorm, layernorm,
@@ -70,8 +72,8 @@
 // bf16 0.96-0.97x, skip_layernorm bf16 0.96x (docs/benchmarks.md, session
 // 35). With bf16 stores only under AF_BF16_CVT (`#if`, the loop otherwise):
 // elsewhere g++ rounds bf16 ~9 instructions per 16 lanes in either form.
-// A symbolic row's (f32 only) behind `if (hi - lo >= 64 && hi - lo <=
-// 1024)`, the loop in its `else`.
+// A symbolic row's behind `if (hi - lo >= 64 && hi - lo <= 1024)`, the
+// loop in its `else`.
 //
 // Measured (`bench/run --no-peers --no-compile-time --threads 1,2`, A/B in
 // one run, Zen 5; docs/benchmarks.md, session 34): rmsnorm bf16 0.80-0.85x
@@ -135,20 +137,14 @@ std::vector<bool> KernelEmitter::vector_lanes(const PassPlan& plan, const std::v
   const int axis = kernel_.inner_axes.front();
   if (storing && axis != vector_axis_) return {};
   const std::optional<int64_t> extent = graph_.axes.at(static_cast<size_t>(axis)).size.as_const();
-  if (extent ? *extent < kVectorPassMinRow || *extent > tiling::kShortReduceRow : grouped_)
-    return {};
+  if (extent && (*extent < kVectorPassMinRow || *extent > tiling::kShortReduceRow)) return {};
   const bool extremes = std::any_of(plan.short_row.begin(), plan.short_row.end(),
                                     [&](int r) { return extreme_reduce(r); });
   // Maxes and sums not in one pass: its loop redoes a max's row (below).
   if (extremes && !std::all_of(plan.short_row.begin(), plan.short_row.end(),
                                [&](int r) { return extreme_reduce(r); }))
     return {};
-  // A symbolic row's, or a max or min's, pass reads and writes f32 only
-  // (see above why).
-  const bool f32_only = !extent || extremes;
-  const auto vector_dtype = [&](DType dtype) {
-    return dtype == DType::f32 || (dtype == DType::bf16 && !f32_only);
-  };
+  const auto vector_dtype = [](DType dtype) { return dtype == DType::f32 || dtype == DType::bf16; };
   // Per node: whether the lambda holds it as a vector (else a row-level float).
   std::vector<bool> vec(graph_.nodes.size(), false);
   std::vector<bool> in_body(graph_.nodes.size(), false);
