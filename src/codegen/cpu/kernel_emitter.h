@@ -551,6 +551,10 @@ class KernelEmitter {
   std::vector<bool> cost_buffer_;  ///< per node: its row buffer is one of those
   /// While a pass is emitted: the variant uses the cost buffers (ub_long).
   mutable bool ub_cost_ = false;
+  /// While a pass is emitted: the variant may run a symbolic row of 64 to
+  /// kShortReduceRow elements (not: a row buffer variant for shorter or
+  /// longer rows), so its vector passes can run (vector_pass.cpp).
+  mutable bool symbolic_vector_passes_ = true;
   /// ub_write_pass_ of node `id` in the variant being emitted (-1: none).
   int ub_write_pass(int id) const;
   /// While a pass's buffered variant is emitted: that pass; else -1.

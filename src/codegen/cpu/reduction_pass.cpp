@@ -530,10 +530,15 @@ void KernelEmitter::emit_pass(int pass, const std::string& indent, std::string& 
     // no such variant.
     const bool by_length = cost_touched && !other_buffer;
     const bool three = cost_touched && other_buffer && !long_rows_static_;
+    // Only the variant with every row buffer runs symbolic rows of 64 or
+    // more (ub_long), so only it has their vector passes (vector_pass.cpp);
+    // the others would be compiled for nothing.
     const auto variant = [&](bool with_cost) {
       ub_pass_ = pass;
       ub_cost_ = with_cost;
+      symbolic_vector_passes_ = with_cost;
       emit_pass_body(plan_pass(pass), ind + "  ", out);
+      symbolic_vector_passes_ = true;
       ub_pass_ = -1;
       ub_cost_ = false;
     };
@@ -564,7 +569,9 @@ void KernelEmitter::emit_pass(int pass, const std::string& indent, std::string& 
       variant(true);
     }
     out += ind + "} else {\n";
+    symbolic_vector_passes_ = false;  // rows too long for the buffers, or split
     emit_pass_body(plan, ind + "  ", out);
+    symbolic_vector_passes_ = true;
     out += ind + "}\n";
   } else {
     emit_pass_body(plan, ind, out);

@@ -75,10 +75,7 @@ constexpr RowGroup kRowGroups[] = {
 /// 0.93x, [8, 12, 384, 384] 0.89x, skip_layernorm bf16 (48) and
 /// dlrm_concat bf16 0.96-1.01x; but memory-bound rows lost: rmsnorm f32 (6)
 /// [32, 512, 1024] 1.21x, bf16 (22) 1.10x, skip_layernorm f32 (14) 1.11x.
-/// 24 (was 32) since its max and storing passes are vector passes
-/// (vector_pass.cpp): softmax_mask f32 (27) [2, 12, 128, 128] 0.88-0.90x,
-/// [8, 12, 384, 384] 0.96-1.0x, the other patterns unchanged (session 36).
-constexpr int64_t kMinMediumGroupOps = 24;
+constexpr int64_t kMinMediumGroupOps = 32;
 
 /// Elements per row in a row buffer's slice: the longest row plus the pad a
 /// short row's reduction writes after it, in whole vectors.

@@ -138,6 +138,13 @@ std::vector<bool> KernelEmitter::vector_lanes(const PassPlan& plan, const std::v
   if (storing && axis != vector_axis_) return {};
   const std::optional<int64_t> extent = graph_.axes.at(static_cast<size_t>(axis)).size.as_const();
   if (extent && (*extent < kVectorPassMinRow || *extent > tiling::kShortReduceRow)) return {};
+  // A symbolic row: only where a row of 64-1024 can come (not in the split
+  // rows' loop, groups of 8 rows of at most 64, or a row buffer variant
+  // for other lengths): cold compiles grew with their copies
+  // (softmax_mask f32 1.04 -> 1.70 s).
+  if (!extent && (split_possible() || !symbolic_vector_passes_ ||
+                  (grouped_ && group_row_max_ <= kVectorPassMinRow)))
+    return {};
   const bool extremes = std::any_of(plan.short_row.begin(), plan.short_row.end(),
                                     [&](int r) { return extreme_reduce(r); });
   // Maxes and sums not in one pass: its loop redoes a max's row (below).
