@@ -244,8 +244,8 @@ void KernelEmitter::emit_vector_pass(const PassPlan& plan, const std::vector<int
     out += fmt::format("{0}af_f32x16 m{1}[4], p{1}[4] = {{}};  // {2}, its probe sums\n", inner, r,
                        name);
     out +=
-        fmt::format("{}m{}[0] = m{}[1] = m{}[2] = m{}[3] = (af_f32x16){{}} + {};\n", inner, r, r, r,
-                    r, node(r).op == OpKind::ReduceMax ? "-__builtin_inff()" : "__builtin_inff()");
+        fmt::format("{0}m{1}[0] = m{1}[1] = m{1}[2] = m{1}[3] = (af_f32x16){{}} + {2};\n", inner, r,
+                    node(r).op == OpKind::ReduceMax ? "-__builtin_inff()" : "__builtin_inff()");
   }
   out += fmt::format(
       "{}const auto lanes_ = [&](const int64_t {}, const int k_, const int64_t n_) "
@@ -255,7 +255,7 @@ void KernelEmitter::emit_vector_pass(const PassPlan& plan, const std::vector<int
   out += vector_statements(body, vec, li, {});
   for (int r : plan.short_row) {
     const std::string v = value(node(r).inputs.at(0));
-    out += extremes ? fmt::format("{}af_extreme_lanes(&m{}[k_], &p{}[k_], &{}, n_, {});\n", li, r,
+    out += extremes ? fmt::format("{0}af_extreme_lanes(&m{1}[k_], &p{1}[k_], &{2}, n_, {3});\n", li,
                                   r, v, node(r).op == OpKind::ReduceMax ? "true" : "false")
                     : fmt::format("{}af_add_lanes(&s{}[k_], &{}, n_);\n", li, r, v);
   }
