@@ -272,8 +272,10 @@ class KernelEmitter {
   /// there, or empty when the pass does not qualify. A max or min pass sets
   /// kVectorPassRedo where the row must run the buffered loop after it.
   std::vector<bool> vector_pass_lanes(const PassPlan& plan, const std::vector<int>& body) const;
-  /// Whether Reduce r is a max or a min.
+  /// Whether Reduce r is a max or a min; whether any of the plan's
+  /// short_row Reduces is.
   bool extreme_reduce(int r) const;
+  bool extreme_pass(const PassPlan& plan) const;
   void emit_vector_pass(const PassPlan& plan, const std::vector<int>& body,
                         const std::vector<bool>& vec, const std::string& indent,
                         std::string& out) const;

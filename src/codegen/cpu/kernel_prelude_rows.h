@@ -229,21 +229,6 @@ AF_INLINE int af_probe_nan16x4(const af_f32x16* p) {
   return sum != sum;
 }
 
-/// The max (`is_max`) or min of the accumulators m[0..3]: pairwise, then
-/// the tree over the lanes (NaN-free, so the order only picks between +0
-/// and -0).
-AF_INLINE float af_row_extreme16x4(const af_f32x16* m, bool is_max) {
-#define AF_EXTREME16(x, a) (is_max ? ((x) > (a) ? (x) : (a)) : ((x) < (a) ? (x) : (a)))
-  const af_f32x16 w = AF_EXTREME16(AF_EXTREME16(m[3], m[2]), AF_EXTREME16(m[1], m[0]));
-  const af_f32x8 lo = AF_LOW_HALF16(w), hi = AF_HIGH_HALF16(w);
-  af_f32x8 acc = AF_EXTREME16(hi, lo);
-  acc = AF_EXTREME16(AF_SWAP_LANES(acc, 4), acc);
-  acc = AF_EXTREME16(AF_SWAP_LANES(acc, 2), acc);
-  acc = AF_EXTREME16(AF_SWAP_LANES(acc, 1), acc);
-#undef AF_EXTREME16
-  return acc[0];
-}
-
 /// Sum of the buffer p[0, n); writes zeros to p[n, n + 8) so that the last
 /// partial vector is a whole one. The empty asm hides where p points, so
 /// the sum reads the values the loop stored: without it g++ may keep a
@@ -352,6 +337,19 @@ AF_INLINE float af_row_extreme_f32(const float* p, int64_t n, int64_t n2, int* s
   if (__builtin_expect(probe_sum != probe_sum, 0))
     return af_row_extreme_checked_f32(p, n, n2, saw_nan, is_max);
   return af_row_extreme_finish(a, p + i, n2, 0, saw_nan, is_max);
+}
+
+/// The max (`is_max`) or min of a vector pass's accumulators m[0..3]
+/// (af_extreme_lanes): pairwise, then the tree over the lanes (NaN-free, so
+/// the order only picks between +0 and -0).
+AF_INLINE float af_row_extreme16x4(const af_f32x16* m, bool is_max) {
+  const af_f32x16 w = AF_EXTREME(AF_EXTREME(m[3], m[2]), AF_EXTREME(m[1], m[0]));
+  const af_f32x8 lo = AF_LOW_HALF16(w), hi = AF_HIGH_HALF16(w);
+  af_f32x8 acc = AF_EXTREME(hi, lo);
+  acc = AF_EXTREME(AF_SWAP_LANES(acc, 4), acc);
+  acc = AF_EXTREME(AF_SWAP_LANES(acc, 2), acc);
+  acc = AF_EXTREME(AF_SWAP_LANES(acc, 1), acc);
+  return acc[0];
 }
 #undef AF_EXTREME
 

@@ -378,7 +378,7 @@ void KernelEmitter::emit_vector_loop(
     emit_short_row_loop(plan, body, updates, ind, out);
     return;
   }
-  // A static short row's storing pass as vectors (vector_pass.cpp).
+  // A short row's storing pass as vectors (vector_pass.cpp).
   if (emit_vector_store_pass(plan, body, ind, out)) return;
   emit_clause_loop(plan, body, updates, ind, out, chunk_end);
 }

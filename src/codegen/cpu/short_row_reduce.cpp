@@ -138,9 +138,7 @@ void KernelEmitter::emit_short_row_loop(
   // A max or min pass, or a symbolic row's (one by one or in groups), runs
   // the loop where the vector pass did not (a shorter row) or must be
   // redone (a NaN probe: the loop's max tests every value for NaN).
-  const bool redo =
-      !vec.empty() && (!extent || std::any_of(plan.short_row.begin(), plan.short_row.end(),
-                                              [&](int r) { return extreme_reduce(r); }));
+  const bool redo = !vec.empty() && (!extent || extreme_pass(plan));
   if (!vec.empty()) {
     out += "#if AF_VECTOR_PASS\n";
     if (!redo) {

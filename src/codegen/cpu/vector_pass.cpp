@@ -114,6 +114,11 @@ bool KernelEmitter::extreme_reduce(int r) const {
   return node(r).op == OpKind::ReduceMax || node(r).op == OpKind::ReduceMin;
 }
 
+bool KernelEmitter::extreme_pass(const PassPlan& plan) const {
+  return std::any_of(plan.short_row.begin(), plan.short_row.end(),
+                     [&](int r) { return extreme_reduce(r); });
+}
+
 std::vector<bool> KernelEmitter::vector_pass_lanes(const PassPlan& plan,
                                                    const std::vector<int>& body) const {
   if (plan.short_row.empty()) return {};
@@ -145,8 +150,7 @@ std::vector<bool> KernelEmitter::vector_lanes(const PassPlan& plan, const std::v
   if (!extent && (split_possible() || !symbolic_vector_passes_ ||
                   (grouped_ && group_row_max_ <= kVectorPassMinRow)))
     return {};
-  const bool extremes = std::any_of(plan.short_row.begin(), plan.short_row.end(),
-                                    [&](int r) { return extreme_reduce(r); });
+  const bool extremes = extreme_pass(plan);
   // Maxes and sums not in one pass: its loop redoes a max's row (below).
   if (extremes && !std::all_of(plan.short_row.begin(), plan.short_row.end(),
                                [&](int r) { return extreme_reduce(r); }))
@@ -231,8 +235,7 @@ void KernelEmitter::emit_vector_pass(const PassPlan& plan, const std::vector<int
                                      std::string& out) const {
   const int axis = kernel_.inner_axes.front();
   const std::string i = fmt::format("i{}", axis);
-  const bool extremes = std::any_of(plan.short_row.begin(), plan.short_row.end(),
-                                    [&](int r) { return extreme_reduce(r); });
+  const bool extremes = extreme_pass(plan);
   out += ind + "{  // the pass as 16-lane vectors (vector_pass.cpp)\n";
   const std::string inner = ind + "  ";
   for (int r : plan.short_row) {
