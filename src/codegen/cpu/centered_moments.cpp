@@ -188,11 +188,20 @@ void KernelEmitter::emit_moment_pass_body(const PassPlan& plan, const std::strin
     if (is_moment_mean(plan, n.id))
       zero += fmt::format("{}[{}] = 0; ", mean_block_sum(n.id), tile_index());
   out += tile_loop(in1, zero);
-  // 1. The pass's own loop over the block.
-  out += fmt::format("{0}for (int64_t {1} = mb_; {1} < me_; ++{1}) {{\n", in1, i_red);
-  emit_level_nodes(plan, 1, in2, out);
-  emit_vector_loop(plan, in2, out);
-  out += in1 + "}\n";
+  // 1. The pass's own loop over the block (as vectors where it can be:
+  // column_vectors.cpp).
+  std::string loop = fmt::format("{0}for (int64_t {1} = mb_; {1} < me_; ++{1}) {{\n", in1, i_red);
+  emit_level_nodes(plan, 1, in2, loop);
+  const bool row_level = loop.find('\n') + 1 != loop.size();
+  emit_vector_loop(plan, in2, loop);
+  loop += in1 + "}\n";
+  const std::vector<ColumnSum> sums =
+      row_level ? std::vector<ColumnSum>{} : column_chunk_sums(plan);
+  if (sums.empty() ||
+      !emit_column_vector_rows(deepest_body(plan), sums,
+                               {"mb_", "me_", "chunk_rows", flush_chunks(plan, in2 + "    "), ""},
+                               loop, in1, out))
+    out += loop;
   out += in1 + "chunk_rows = 0;\n" + flush_chunks(plan, in1);
   // 2.-4. Per moment: the block's center, its sum of squares, the merge.
   for (int v : plan.moments) {
@@ -207,32 +216,41 @@ void KernelEmitter::emit_moment_pass_body(const PassPlan& plan, const std::strin
     std::vector<int> body;
     out += in1 + "{\n";
     out += in2 + "int64_t block_rows = 0;  // reduced indices in the chunk sums\n";
-    out += fmt::format("{0}for (int64_t {1} = mb_; {1} < me_; ++{1}) {{\n", in2, i_red);
+    std::string loop = fmt::format("{0}for (int64_t {1} = mb_; {1} < me_; ++{1}) {{\n", in2, i_red);
     const std::string in3 = in2 + "  ";
     moment_center_ = v;
+    bool row_level = false;
     for (const AscNode& n : graph_.nodes) {
       const auto id = static_cast<size_t>(n.id);
       if (!need[id]) continue;
-      if (level_[id] == 1) emit_node(n, in3, out);
+      if (level_[id] == 1) emit_node(n, in3, loop);
+      row_level = row_level || level_[id] == 1;
       if (level_[id] == depth_) body.push_back(n.id);
     }
     // From memory, the next block's rows into the L2 meanwhile: else the
     // memory idles while this loop runs (batchnorm_stats [65536, 256] f32,
-    // one thread: 0.85-0.9x the time).
-    out += column_prefetches(1, "t1", body, in3, "(me_ - mb_)", ", 0, 2");
+    // one thread: 0.85-0.9x the time, session 21; not in the vector form).
+    loop += column_prefetches(1, "t1", body, in3, "(me_ - mb_)", ", 0, 2");
     const AscNode& square = node(moment.inputs.at(0));
-    const std::string update =
-        fmt::format("{} += {}; {}[{}] += {};", chunk(v), value(square.id), block_deviations(v),
-                    tile_index(), value(square.inputs.at(0)));
+    const std::string deviations = fmt::format("{}[{}]", block_deviations(v), tile_index());
+    const std::string update = fmt::format("{} += {}; {} += {};", chunk(v), value(square.id),
+                                           deviations, value(square.inputs.at(0)));
     emit_inner_loop(
         kernel_.tile_axis, "t0", "t1", body, "#pragma omp simd",
-        [&](const std::string& at) { return at + update + "\n"; }, in3, out);
+        [&](const std::string& at) { return at + update + "\n"; }, in3, loop);
+    const auto flush = [&](const std::string& indent) {
+      return tile_loop(indent, fmt::format("{0}[{1}] += {2}; {2} = 0;", block_squares(v),
+                                           tile_index(), chunk(v)));
+    };
+    loop += fmt::format("{0}if (++block_rows == {1}) {{\n{0}  block_rows = 0;\n", in3,
+                        tiling::kColumnChunk);
+    loop += flush(in3 + "  ") + in3 + "}\n" + in2 + "}\n";
+    const std::vector<ColumnSum> sums = {{chunk(v), square.id}, {deviations, square.inputs.at(0)}};
+    if (row_level ||
+        !emit_column_vector_rows(body, sums, {"mb_", "me_", "block_rows", flush(in2 + "    "), ""},
+                                 loop, in2, out))
+      out += loop;
     moment_center_ = -1;
-    out += fmt::format("{0}if (++block_rows == {1}) {{\n{0}  block_rows = 0;\n", in3,
-                       tiling::kColumnChunk);
-    out += tile_loop(in3 + "  ", fmt::format("{0}[{1}] += {2}; {2} = 0;", block_squares(v),
-                                             tile_index(), chunk(v)));
-    out += in3 + "}\n" + in2 + "}\n";  // (the block stays open: each moment's names)
     out += fmt::format("{}const {} nb_ = ({})(me_ - mb_), w_ = nb_ / ({})(me_ - lo);\n", in2, type,
                        type, type);
     out += fmt::format("{}const {} wo_ = ({})(mb_ - lo) * w_;  // na * nb / (na + nb)\n", in2, type,

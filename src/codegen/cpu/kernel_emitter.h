@@ -57,6 +57,12 @@ constexpr int64_t kVectorPassMinRow = 64;
 /// The flag a max or min vector pass sets when its row must run the
 /// buffered loop instead (a NaN probe; short_row_reduce.cpp declares it).
 constexpr const char* kVectorPassRedo = "redo_";
+/// Vector passes (vector_pass.cpp, column_vectors.cpp): a value the kernel
+/// computes as a float (16-bit types too: they are rounded where stored;
+/// float8 is rounded after every op), and the ops they write as GNU vector
+/// arithmetic.
+bool vector_float_value(DType dtype);
+bool vector_arithmetic(OpKind op);
 /// The longest row-invariant narrow Load converted to an f32 copy once per
 /// call (row_invariant_: 16 KiB of stack each at most).
 constexpr int64_t kInvariantMax = 4096;
@@ -380,6 +386,31 @@ class KernelEmitter {
   void emit_vector_loop(
       const PassPlan& plan, const std::string& indent, std::string& out,
       const std::function<void(const std::string&, std::string&)>& chunk_end = nullptr) const;
+  /// The nodes of `plan`'s deepest loop (its vector loop's body).
+  std::vector<int> deepest_body(const PassPlan& plan) const;
+  /// Column layout (column_vectors.cpp): one sum of a loop over rows, the
+  /// tile array element it adds into ("a6c[i1 - t0]") and the node added.
+  struct ColumnSum {
+    std::string element;
+    int value = -1;
+  };
+  /// The rows such a loop runs, its chunk counter and the flush that runs
+  /// when the counter reaches tiling::kColumnChunk (which zeroes it first);
+  /// `when`: the condition for the vector form (a folding pass: fold == 1),
+  /// empty for always.
+  struct ColumnRows {
+    std::string lo, hi, counter, flush, when;
+  };
+  /// The Acc::Chunked sums of `plan`'s tile loop, or empty where the pass
+  /// has other Reduces there (or reduces several axes).
+  std::vector<ColumnSum> column_chunk_sums(const PassPlan& plan) const;
+  /// Emits the loop over `rows` whose tile loop runs `body` and adds `sums`
+  /// as 16-lane vectors with the sums in registers, and `fallback` (the
+  /// same loop as emitted before) after its `#else`; false (nothing
+  /// emitted) where the body does not qualify.
+  bool emit_column_vector_rows(const std::vector<int>& body, const std::vector<ColumnSum>& sums,
+                               const ColumnRows& rows, const std::string& fallback,
+                               const std::string& indent, std::string& out) const;
   /// Cascade collapse, compensation fold and (split) partial writes.
   void emit_pass_results(const PassPlan& plan, const std::string& indent, std::string& out) const;
   /// The updates of the Reduces accumulating at loop `level`.

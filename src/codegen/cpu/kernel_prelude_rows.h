@@ -198,6 +198,42 @@ AF_INLINE void af_add_lanes(af_f32x16* s, const af_f32x16* v, int64_t n) {
   *s += (af_f32x16)((af_i32x16)*v & (lane < (int32_t)n));
 }
 
+// ---- the column layout's sums as 16-lane vectors (column_vectors.cpp) -------
+/// Lanes [c, c + n) of a tile starting at t0 (V vectors; n - 16 (V - 1) may
+/// be below 16: the last vector's tail), rows [r0, r1): lanes(r, c + 16 k,
+/// lanes left, s[k]) adds vector k's S values into s[k][0, S), kept in
+/// registers; sums[j] (tile array j, lane t at sums[j][t - t0]) before and
+/// after.
+template <int S, int V, class F>
+AF_INLINE void af_column_strip(float* const* sums, int64_t t0, int64_t c, int64_t n, int64_t r0,
+                               int64_t r1, F& lanes) {
+  af_f32x16 s[V][S];
+#pragma GCC unroll 16
+  for (int k = 0; k < V; ++k)
+#pragma GCC unroll 16
+    for (int j = 0; j < S; ++j)
+      af_load16(&s[k][j], sums[j] + (c - t0) + 16 * k, n - 16 * k);
+  for (int64_t r = r0; r < r1; ++r)
+#pragma GCC unroll 16
+    for (int k = 0; k < V; ++k)
+      lanes(r, c + 16 * k, n - 16 * k, s[k]);
+#pragma GCC unroll 16
+  for (int k = 0; k < V; ++k)
+#pragma GCC unroll 16
+    for (int j = 0; j < S; ++j)
+      af_store16(sums[j] + (c - t0) + 16 * k, &s[k][j], n - 16 * k);
+}
+/// The tile's lanes [t0, t1) in strips of 8 vectors, then one by one.
+template <int S, class F>
+AF_INLINE void af_column_rows(float* const* sums, int64_t t0, int64_t t1, int64_t r0, int64_t r1,
+                              F& lanes) {
+  int64_t c = t0;
+  for (; c + 128 <= t1; c += 128)
+    af_column_strip<S, 8>(sums, t0, c, 128, r0, r1, lanes);
+  for (; c < t1; c += 16)
+    af_column_strip<S, 1>(sums, t0, c, t1 - c, r0, r1, lanes);
+}
+
 // A vector pass's max (`is_max`) or min: four accumulators m[0..3] as for
 // the sums, each step `x > m ? x : m` (vmaxps: a NaN x leaves m as it is),
 // and a probe sum p of the same values, NaN when one of them is NaN (or

@@ -352,10 +352,7 @@ void KernelEmitter::emit_vector_loop(
     const PassPlan& plan, const std::string& ind, std::string& out,
     const std::function<void(const std::string&, std::string&)>& chunk_end) const {
   const int deepest = plan.deepest;
-  std::vector<int> body;
-  for (const AscNode& n : graph_.nodes)
-    if (plan.need[static_cast<size_t>(n.id)] && level_[static_cast<size_t>(n.id)] == deepest)
-      body.push_back(n.id);
+  const std::vector<int> body = deepest_body(plan);
   std::function<std::string(const std::string&)> updates;
   if (std::any_of(plan.reduces.begin(), plan.reduces.end(),
                   [&](int r) { return accumulate_level(node(r)) == deepest; }))
@@ -607,21 +604,39 @@ void KernelEmitter::emit_pass_body(const PassPlan& plan, const std::string& inde
 void KernelEmitter::emit_pass_loops(
     const PassPlan& plan, const std::string& indent, std::string& out,
     const std::function<void(const std::string&, std::string&)>& chunk_end) const {
-  std::string ind = indent;
-  emit_pass_init(plan, ind, out);
-  for (int level = 1; level <= plan.scalar_levels; ++level) {
-    out += reduced_loop_head(level, ind, plan.folded && level == plan.scalar_levels);
-    ind += "  ";
-    emit_level_nodes(plan, level, ind, out);
-  }
-  // The vector loop, unless the pass's deepest loop is a scalar one (a
-  // column layout pass that needs no value varying along the tile).
-  if (!column_ || plan.deepest == depth_) emit_vector_loop(plan, ind, out, chunk_end);
-  for (int level = plan.scalar_levels; level >= 1; --level) {
-    ind.resize(ind.size() - 2);
-    out += ind + "}\n";
-  }
-  emit_pass_results(plan, ind, out);
+  emit_pass_init(plan, indent, out);
+  const auto loops = [&](std::string& text) {
+    std::string ind = indent;
+    for (int level = 1; level <= plan.scalar_levels; ++level) {
+      text += reduced_loop_head(level, ind, plan.folded && level == plan.scalar_levels);
+      ind += "  ";
+      emit_level_nodes(plan, level, ind, text);
+    }
+    // The vector loop, unless the pass's deepest loop is a scalar one (a
+    // column layout pass that needs no value varying along the tile).
+    if (!column_ || plan.deepest == depth_) emit_vector_loop(plan, ind, text, chunk_end);
+    for (int level = plan.scalar_levels; level >= 1; --level) {
+      ind.resize(ind.size() - 2);
+      text += ind + "}\n";
+    }
+  };
+  // A column pass's sums over one reduced axis, nothing computed per row
+  // outside the tile loop: as vectors (column_vectors.cpp).
+  const std::vector<ColumnSum> sums =
+      chunk_end ? std::vector<ColumnSum>{} : column_chunk_sums(plan);
+  bool row_level = false;
+  for (const AscNode& n : graph_.nodes)
+    row_level = row_level ||
+                (plan.need[static_cast<size_t>(n.id)] && level_[static_cast<size_t>(n.id)] == 1);
+  std::string fallback;
+  if (!sums.empty() && plan.scalar_levels == 1 && !row_level) loops(fallback);
+  if (fallback.empty() ||
+      !emit_column_vector_rows(deepest_body(plan), sums,
+                               {"lo", "hi", "chunk_rows", flush_chunks(plan, indent + "      "),
+                                plan.folded ? "fold == 1" : ""},
+                               fallback, indent, out))
+    loops(out);
+  emit_pass_results(plan, indent, out);
 }
 
 }  // namespace autofuse::codegen::cpu

@@ -95,11 +95,7 @@ namespace autofuse::codegen::cpu {
 
 using ascir::AscKind;
 
-namespace {
-
-/// A value the kernel computes as a float (16-bit types too: they are
-/// rounded where stored; float8 is rounded after every op).
-bool float_value(DType dtype) {
+bool vector_float_value(DType dtype) {
   return c_compute_type(dtype) == "float" && !is_float8(dtype);
 }
 
@@ -107,8 +103,6 @@ bool vector_arithmetic(OpKind op) {
   return op == OpKind::Add || op == OpKind::Sub || op == OpKind::Mul || op == OpKind::Div ||
          op == OpKind::Neg;
 }
-
-}  // namespace
 
 bool KernelEmitter::extreme_reduce(int r) const {
   return node(r).op == OpKind::ReduceMax || node(r).op == OpKind::ReduceMin;
@@ -166,7 +160,7 @@ std::vector<bool> KernelEmitter::vector_lanes(const PassPlan& plan, const std::v
     // A value written to its row buffer here: a vector (float, see below).
     const bool writes_ub = ub_pass_ >= 0 && ub_write_pass(id) == ub_pass_;
     if (ub_pass_ >= 0 && reads_row_buffer(id, ub_pass_)) {
-      if (!float_value(n.dtype)) return {};
+      if (!vector_float_value(n.dtype)) return {};
       vec[static_cast<size_t>(id)] = true;
       continue;
     }
@@ -189,14 +183,14 @@ std::vector<bool> KernelEmitter::vector_lanes(const PassPlan& plan, const std::v
         break;
       }
       case AscKind::Scalar:
-        if (!float_value(n.dtype)) return {};
+        if (!vector_float_value(n.dtype)) return {};
         break;
       case AscKind::Broadcast:
       case AscKind::Compute: {
-        if (!float_value(n.dtype)) return {};
+        if (!vector_float_value(n.dtype)) return {};
         if (n.kind == AscKind::Compute && !vector_arithmetic(n.op)) return {};
         for (int in : n.inputs) {
-          if (!float_value(node(in).dtype)) return {};
+          if (!vector_float_value(node(in).dtype)) return {};
           if (in_body[static_cast<size_t>(in)] && vec[static_cast<size_t>(in)])
             vec[static_cast<size_t>(id)] = true;
         }
@@ -206,8 +200,9 @@ std::vector<bool> KernelEmitter::vector_lanes(const PassPlan& plan, const std::v
         const int value = n.inputs.at(0);
         if (!storing || !vector_dtype(n.dtype) ||
             n.view.strides.at(static_cast<size_t>(axis)) != sym::Expr(1) ||
-            output_of_store_.at(static_cast<size_t>(id)) < 0 || !float_value(node(value).dtype) ||
-            !in_body[static_cast<size_t>(value)] || !vec[static_cast<size_t>(value)])
+            output_of_store_.at(static_cast<size_t>(id)) < 0 ||
+            !vector_float_value(node(value).dtype) || !in_body[static_cast<size_t>(value)] ||
+            !vec[static_cast<size_t>(value)])
           return {};
         vec[static_cast<size_t>(id)] = true;
         break;
@@ -223,7 +218,7 @@ std::vector<bool> KernelEmitter::vector_lanes(const PassPlan& plan, const std::v
     const int input = n.inputs.at(0);
     // Sums over symbolic rows keep their buffers' order (bits as before).
     const bool sum = n.op == OpKind::ReduceSum || n.op == OpKind::ReduceMean;
-    if (!(extreme_reduce(r) || (sum && extent)) || !float_value(n.dtype) ||
+    if (!(extreme_reduce(r) || (sum && extent)) || !vector_float_value(n.dtype) ||
         !in_body[static_cast<size_t>(input)] || !vec[static_cast<size_t>(input)])
       return {};
   }
