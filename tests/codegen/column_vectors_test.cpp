@@ -3,7 +3,9 @@
 // operand, and centered moments (both of their loops), f32 and bf16, on
 // tiles around the strips of 128 lanes and the 16-lane tail, rows around
 // the chunk of 64; each also split across blocks and tiles
-// (reduction_test_util.h). Bodies the vector form cannot take keep the loop.
+// (reduction_test_util.h), including machines whose tiny caches make the
+// data "from memory" (prefetches; bf16 keeps the loop there). Bodies the
+// vector form cannot take keep the loop.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -47,6 +49,22 @@ std::string weighted_text(const std::string& dtype) {
          "reduce_sum(x, axes=[0], keepdims=false)\n  return s, t\n}";
 }
 
+// Masked mean pooling over a sequence: a per-row weight (level 1, computed
+// once per reduced row in the loop, in the lambda in the vector form).
+std::string pool_text(const std::string& dtype) {
+  return "graph col_pool(x: " + dtype + "[B, N, D], m: " + dtype +
+         "[B, N, 1]) {\n  p = mul(x, m)\n  s = reduce_sum(p, axes=[1], keepdims=false)\n  "
+         "return s\n}";
+}
+
+std::vector<sym::Binding> pool_shapes() {
+  std::vector<sym::Binding> shapes;
+  for (const sym::Binding& nd : strip_shapes())
+    for (int64_t b : {1, 3})
+      shapes.push_back({{"B", b}, {"N", nd.at("N")}, {"D", nd.at("D")}});
+  return shapes;
+}
+
 // Batch-norm statistics. With y, which reads x - mean again, the variance
 // is a centered moment of the mean's pass (its own loop per block); without
 // it, a pass of its own. (bf16 without y: the reference rounds the mean to
@@ -72,6 +90,11 @@ TEST(ColumnVectors, SumsAndMomentsMatchTheReference) {
         {"weighted_" + dtype, parse_graph(weighted_text(dtype)), strip_shapes(), tol, tol});
     cases.push_back(
         {"stats_" + dtype, parse_graph(stats_text(dtype, false)), strip_shapes(), tol, tol});
+    // bf16: the reference rounds each product to bf16 before the sum, the
+    // kernel does not: up to ~1000 roundings of 2^-9 apart.
+    const double pool_atol = dtype == "f32" ? tol : 6e-2;
+    cases.push_back(
+        {"pool_" + dtype, parse_graph(pool_text(dtype)), pool_shapes(), tol, pool_atol});
   }
   // Centered moments need a literal tile axis of 64 or more
   // (schedule/centered_moments.cpp); rows around the blocks of 64 (the test
@@ -90,6 +113,9 @@ TEST(ColumnVectors, SumsAndMomentsMatchTheReference) {
   EXPECT_THAT(code, HasSubstr("(64 - block_rows)"));  // the moment's own loop
   EXPECT_THAT(code, HasSubstr("af_load16_bf16("));
   EXPECT_THAT(code, HasSubstr("(tile)\n"));  // the moment's center, a tile array
+  // bf16 data from memory keeps the loop (its rows whole); the per-row weight.
+  EXPECT_THAT(code, HasSubstr("if (fold == 1 && pf_rows == 0) {"));
+  EXPECT_THAT(code, HasSubstr("  // m_load\n            af_f32x16 v1; af_load16(&v1, "));
 }
 
 TEST(ColumnVectors, OtherBodiesKeepTheLoop) {

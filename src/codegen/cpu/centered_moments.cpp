@@ -198,7 +198,7 @@ void KernelEmitter::emit_moment_pass_body(const PassPlan& plan, const std::strin
   const std::vector<ColumnSum> sums =
       row_level ? std::vector<ColumnSum>{} : column_chunk_sums(plan);
   if (sums.empty() ||
-      !emit_column_vector_rows(deepest_body(plan), sums,
+      !emit_column_vector_rows(deepest_body(plan), {}, sums,
                                {"mb_", "me_", "chunk_rows", flush_chunks(plan, in2 + "    "), ""},
                                loop, in1, out))
     out += loop;
@@ -247,8 +247,8 @@ void KernelEmitter::emit_moment_pass_body(const PassPlan& plan, const std::strin
     loop += flush(in3 + "  ") + in3 + "}\n" + in2 + "}\n";
     const std::vector<ColumnSum> sums = {{chunk(v), square.id}, {deviations, square.inputs.at(0)}};
     if (row_level ||
-        !emit_column_vector_rows(body, sums, {"mb_", "me_", "block_rows", flush(in2 + "    "), ""},
-                                 loop, in2, out))
+        !emit_column_vector_rows(
+            body, {}, sums, {"mb_", "me_", "block_rows", flush(in2 + "    "), ""}, loop, in2, out))
       out += loop;
     moment_center_ = -1;
     out += fmt::format("{}const {} nb_ = ({})(me_ - mb_), w_ = nb_ / ({})(me_ - lo);\n", in2, type,

@@ -7,13 +7,14 @@
 // chunk-sum array (a<r>c[i - t0]): per vector a load and a store of the
 // accumulator besides the data's load, and each row's adds wait for the
 // last row's stores. When the loop body only does float arithmetic on
-// contiguous f32 or bf16 loads, tile arrays and kernel-level scalars, and
-// every value it sums goes into a column array, it is emitted once more as
-// a lambda over 16 lanes, and the prelude's af_column_rows runs it over the
-// rows with the accumulators in registers: strips of 8 vectors (128 lanes),
-// then single vectors (the last one masked), for runs of rows that end
-// where the chunk ends (kColumnChunk rows), after which the chunk sums are
-// flushed as before:
+// contiguous f32 or bf16 loads, tile arrays, per-row values (a weight per
+// reduced index, level 1: computed in the lambda as the row loop did) and
+// kernel-level scalars, and every value it sums goes into a column array,
+// it is emitted once more as a lambda over 16 lanes, and the prelude's
+// af_column_rows runs it over the rows with the accumulators in registers:
+// strips of 16 vectors for one sum, of 8 for more, then single vectors (the
+// last one masked), for runs of rows that end where the chunk ends
+// (kColumnChunk rows), after which the chunk sums are flushed as before:
 //
 //   const auto lanes_ = [&](const int64_t i0, const int64_t i1, const int64_t n_,
 //                           af_f32x16* s_) AF_LAMBDA_INLINE {
@@ -33,13 +34,25 @@
 //
 // Each lane adds the same values in the same order as the loop did, so the
 // sums have the same bits (g++ contracts a product into the add in both).
-// Rows are read strip by strip within a run of 64: no software prefetches
-// (the column loops' pf_rows ones made this loop slower).
 //
-// Harness (the dumped batchnorm_stats [65536, 256] f32 module, one thread,
-// Zen 5): the statistics pass 2.0 -> 1.5 ms, the kernel 4.2 -> 3.7 ms,
-// checksums identical (session 37, docs/benchmarks.md).
+// The strips change the order rows are read in: a strip reads 16 V lanes of
+// each row of the run, then the next strip. From memory (one thread, Zen 5):
+// f32 rows as fast as whole rows or faster (masked pooling [32, 512, 768]
+// 0.92 -> 0.64 ms, column sum [65536, 256] 1.23 -> 1.02), but bf16 rows
+// slower (pooling [128, 512, 768] 1.86 -> 2.3 ms with strips of 256 lanes,
+// 3.3 with 128; shorter runs and prefetches did not help), so bf16 data
+// takes the vector form only when the tiling found it in the caches
+// (pf_rows == 0: [4, 128, 768] 0.0104 -> 0.0077 ms). Data from the L3 pays
+// a little for the order (f32 [4, 128, 768] 0.0147 -> 0.0157 ms). A tile
+// narrower than its rows (ntiles > 1) reads them strided: the lambda
+// prefetches pf_rows ahead as the loop did; whole-row tiles stream without
+// (batchnorm_stats' statistics 1.49 ms without, 1.60 with).
+//
+// Harness (the dumped batchnorm_stats [65536, 256] f32 module, one thread):
+// the statistics pass 2.0 -> 1.5 ms, the kernel 4.2 -> 3.7 ms, checksums
+// identical (session 37, docs/benchmarks.md).
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -76,15 +89,31 @@ std::vector<KernelEmitter::ColumnSum> KernelEmitter::column_chunk_sums(const Pas
   return sums;
 }
 
+std::optional<std::vector<int>> KernelEmitter::column_row_nodes(const PassPlan& plan) const {
+  std::vector<int> nodes;
+  for (const AscNode& n : graph_.nodes) {
+    const auto id = static_cast<size_t>(n.id);
+    if (!plan.need[id] || level_[id] != 1) continue;
+    const bool kind = n.kind == AscKind::Load || n.kind == AscKind::Scalar ||
+                      n.kind == AscKind::Broadcast || n.kind == AscKind::Compute;
+    if (!kind || !vector_float_value(n.dtype) || buffered_.at(id)) return std::nullopt;
+    nodes.push_back(n.id);
+  }
+  return nodes;
+}
+
 bool KernelEmitter::emit_column_vector_rows(const std::vector<int>& body,
+                                            const std::vector<int>& row_nodes,
                                             const std::vector<ColumnSum>& sums,
                                             const ColumnRows& rows, const std::string& fallback,
                                             const std::string& ind, std::string& out) const {
   if (!column_ || sums.empty() || kernel_.inner_axes.size() != 1) return false;
   const int row_axis = kernel_.inner_axes.front(), tile_axis = kernel_.tile_axis;
-  std::vector<bool> in_body(graph_.nodes.size(), false);
+  std::vector<bool> in_body(graph_.nodes.size(), false), per_row(graph_.nodes.size(), false);
   for (int id : body)
     in_body[static_cast<size_t>(id)] = true;
+  for (int id : row_nodes)
+    per_row[static_cast<size_t>(id)] = true;
   for (const ColumnSum& s : sums)
     if (!in_body.at(static_cast<size_t>(s.value)) || !vector_float_value(node(s.value).dtype))
       return false;
@@ -110,14 +139,16 @@ bool KernelEmitter::emit_column_vector_rows(const std::vector<int>& body,
       return true;
     }
     name = v;
-    return level_.at(at) <= 0;
+    return level_.at(at) <= 0 || per_row[at];  // a kernel-level or per-row scalar
   };
+  bool narrow = false;  // bf16 data
   for (int id : register_order(body)) {
     const AscNode& n = node(id);
     std::string statement;
     switch (n.kind) {
       case AscKind::Load: {
         const bool bf16 = n.dtype == DType::bf16;
+        narrow = narrow || bf16;
         if ((n.dtype != DType::f32 && !bf16) || buffered_.at(static_cast<size_t>(id)) ||
             n.view.strides.at(static_cast<size_t>(tile_axis)) != sym::Expr(1))
           return false;
@@ -152,6 +183,17 @@ bool KernelEmitter::emit_column_vector_rows(const std::vector<int>& body,
     }
     lambda += fmt::format("{}{}  // {}\n", li, statement, n.name);
   }
+  // The per-row scalars first, as the row loop computes them (scalar code).
+  std::string row_values;
+  for (int id : row_nodes)
+    emit_node(node(id), li, row_values);
+  // A tile narrower than the rows reads them strided: the row loop's
+  // prefetches, one per vector (a whole-row tile streams without them).
+  const std::string prefetch =
+      column_prefetches(1, "", body, li, "pf_rows", "", "i" + std::to_string(tile_axis));
+  if (!prefetch.empty())
+    row_values = li + "if (pf_tiles_) {\n" + prefetch + li + "}\n" + row_values;
+  lambda = row_values + lambda;
   std::string adds, arrays;
   for (size_t j = 0; j < sums.size(); ++j) {
     adds += fmt::format("s_[{}] += {}; ", j, value(sums[j].value));
@@ -159,9 +201,14 @@ bool KernelEmitter::emit_column_vector_rows(const std::vector<int>& body,
     arrays += fmt::format("{}&{}[0]", j ? ", " : "", e.substr(0, e.find('[')));
   }
   const std::string in1 = ind + "  ", in2 = in1 + "  ";
+  // bf16 rows from memory: the strips were slower than the loop's whole
+  // rows (pooling [128, 512, 768] 2.3 vs 1.85 ms); from the caches faster.
+  std::string when = rows.when;
+  if (narrow) when += (when.empty() ? "" : " && ") + std::string("pf_rows == 0");
   out += "#if AF_VECTOR_PASS\n";
-  out += ind + (rows.when.empty() ? "{" : "if (" + rows.when + ") {") +
+  out += ind + (when.empty() ? "{" : "if (" + when + ") {") +
          "  // 16-lane column vectors, the sums in registers (column_vectors.cpp)\n";
+  if (!prefetch.empty()) out += in1 + "const bool pf_tiles_ = pf_rows > 0 && ntiles > 1;\n";
   out += fmt::format(
       "{}const auto lanes_ = [&](const int64_t i{}, const int64_t i{}, const int64_t n_, "
       "af_f32x16* s_) AF_LAMBDA_INLINE {{\n",
@@ -176,7 +223,7 @@ bool KernelEmitter::emit_column_vector_rows(const std::vector<int>& body,
   out += fmt::format("{0}if ({1} == {2}) {{\n{0}  {1} = 0;\n", in2, rows.counter,
                      tiling::kColumnChunk);
   out += rows.flush + in2 + "}\n" + in1 + "}\n";
-  if (rows.when.empty()) {
+  if (when.empty()) {
     out += ind + "}\n#else\n" + fallback + "#endif\n";
   } else {  // the loop once, for both
     out += ind + "} else\n#endif\n" + ind + "{\n" + fallback + ind + "}\n";

@@ -36,6 +36,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -360,11 +361,12 @@ class KernelEmitter {
   /// td->pf_rows indices on along that loop of each Load in `body` that
   /// reads memory along it and contiguously along the tile (row_prefetch.cpp).
   /// `ahead`: indices on (a C expression); `hint`: the builtin's further
-  /// arguments (", 0, 2": read, into the L2).
+  /// arguments (", 0, 2": read, into the L2); `lane`: only the line at that
+  /// tile index (a column vector loop's lambda), no loop over the tile.
   std::string column_prefetches(int level, const std::string& tile_end,
                                 const std::vector<int>& body, const std::string& indent,
-                                const std::string& ahead = "pf_rows",
-                                const std::string& hint = "") const;
+                                const std::string& ahead = "pf_rows", const std::string& hint = "",
+                                const std::string& lane = "") const;
   /// Whether node `id` is read from its row buffer in pass `pass` (buffered variant).
   bool reads_row_buffer(int id, int pass) const;
   /// The node's statements in a vector loop: emit_node, or under a buffered
@@ -404,13 +406,18 @@ class KernelEmitter {
   /// The Acc::Chunked sums of `plan`'s tile loop, or empty where the pass
   /// has other Reduces there (or reduces several axes).
   std::vector<ColumnSum> column_chunk_sums(const PassPlan& plan) const;
-  /// Emits the loop over `rows` whose tile loop runs `body` and adds `sums`
-  /// as 16-lane vectors with the sums in registers, and `fallback` (the
-  /// same loop as emitted before) after its `#else`; false (nothing
-  /// emitted) where the body does not qualify.
-  bool emit_column_vector_rows(const std::vector<int>& body, const std::vector<ColumnSum>& sums,
-                               const ColumnRows& rows, const std::string& fallback,
-                               const std::string& indent, std::string& out) const;
+  /// The nodes `plan` computes once per reduced row outside its tile loop
+  /// (a per-row weight: level 1), which such a loop computes in its lambda
+  /// instead; nullopt where one cannot be (a Store, a non-float value).
+  std::optional<std::vector<int>> column_row_nodes(const PassPlan& plan) const;
+  /// Emits the loop over `rows` whose tile loop runs `body` (after the
+  /// per-row `row_nodes`) and adds `sums` as 16-lane vectors with the sums
+  /// in registers, and `fallback` (the same loop as emitted before) after
+  /// its `#else`; false (nothing emitted) where the body does not qualify.
+  bool emit_column_vector_rows(const std::vector<int>& body, const std::vector<int>& row_nodes,
+                               const std::vector<ColumnSum>& sums, const ColumnRows& rows,
+                               const std::string& fallback, const std::string& indent,
+                               std::string& out) const;
   /// Cascade collapse, compensation fold and (split) partial writes.
   void emit_pass_results(const PassPlan& plan, const std::string& indent, std::string& out) const;
   /// The updates of the Reduces accumulating at loop `level`.

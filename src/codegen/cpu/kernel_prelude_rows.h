@@ -223,13 +223,17 @@ AF_INLINE void af_column_strip(float* const* sums, int64_t t0, int64_t c, int64_
     for (int j = 0; j < S; ++j)
       af_store16(sums[j] + (c - t0) + 16 * k, &s[k][j], n - 16 * k);
 }
-/// The tile's lanes [t0, t1) in strips of 8 vectors, then one by one.
+/// The tile's lanes [t0, t1) in strips of 16 vectors for one sum, else of
+/// 8 (registers), then one by one. (A strip reads a row's 16 V lanes, then
+/// the next row's: f32 rows from memory as fast as whole rows at 512 bytes
+/// or more per row, bf16 rows not at 256 or 512: column_vectors.cpp.)
 template <int S, class F>
 AF_INLINE void af_column_rows(float* const* sums, int64_t t0, int64_t t1, int64_t r0, int64_t r1,
                               F& lanes) {
   int64_t c = t0;
-  for (; c + 128 <= t1; c += 128)
-    af_column_strip<S, 8>(sums, t0, c, 128, r0, r1, lanes);
+  constexpr int V = S == 1 ? 16 : 8;
+  for (; c + 16 * V <= t1; c += 16 * V)
+    af_column_strip<S, V>(sums, t0, c, 16 * V, r0, r1, lanes);
   for (; c < t1; c += 16)
     af_column_strip<S, 1>(sums, t0, c, t1 - c, r0, r1, lanes);
 }

@@ -620,18 +620,16 @@ void KernelEmitter::emit_pass_loops(
       text += ind + "}\n";
     }
   };
-  // A column pass's sums over one reduced axis, nothing computed per row
-  // outside the tile loop: as vectors (column_vectors.cpp).
+  // A column pass's sums over one reduced axis: as vectors where it can
+  // (column_vectors.cpp).
   const std::vector<ColumnSum> sums =
-      chunk_end ? std::vector<ColumnSum>{} : column_chunk_sums(plan);
-  bool row_level = false;
-  for (const AscNode& n : graph_.nodes)
-    row_level = row_level ||
-                (plan.need[static_cast<size_t>(n.id)] && level_[static_cast<size_t>(n.id)] == 1);
+      chunk_end || plan.scalar_levels != 1 ? std::vector<ColumnSum>{} : column_chunk_sums(plan);
+  const std::optional<std::vector<int>> row_nodes =
+      sums.empty() ? std::nullopt : column_row_nodes(plan);
   std::string fallback;
-  if (!sums.empty() && plan.scalar_levels == 1 && !row_level) loops(fallback);
+  if (row_nodes) loops(fallback);
   if (fallback.empty() ||
-      !emit_column_vector_rows(deepest_body(plan), sums,
+      !emit_column_vector_rows(deepest_body(plan), *row_nodes, sums,
                                {"lo", "hi", "chunk_rows", flush_chunks(plan, indent + "      "),
                                 plan.folded ? "fold == 1" : ""},
                                fallback, indent, out))

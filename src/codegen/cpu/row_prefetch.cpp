@@ -264,7 +264,8 @@ std::string KernelEmitter::chunk_prefetches(const std::vector<int>& body, int ax
 std::string KernelEmitter::column_prefetches(int level, const std::string& tile_end,
                                              const std::vector<int>& body,
                                              const std::string& indent, const std::string& ahead,
-                                             const std::string& hint) const {
+                                             const std::string& hint,
+                                             const std::string& lane) const {
   if (!column_ || level < 1) return {};
   const int axis = kernel_.inner_axes.at(static_cast<size_t>(level - 1));
   const std::string hi = axis == kernel_.inner_axes.front() ? "hi" : size(axis);
@@ -278,11 +279,14 @@ std::string KernelEmitter::column_prefetches(int level, const std::string& tile_
     if (n.view.strides.at(static_cast<size_t>(kernel_.tile_axis)) != sym::Expr(1) ||
         along == sym::Expr(0))
       continue;
-    lines += fmt::format(
-        "{}  for (int64_t k_ = t0; k_ < {}; k_ += {}) __builtin_prefetch(&p{}[{} + {} * "
-        "({})]{});  // {}\n",
-        indent, tile_end, elements_per_line(n.dtype), node(n.inputs.at(0)).arg_index,
-        address(n, kernel_.tile_axis, "k_"), ahead, expr(along), hint, n.name);
+    const std::string at = fmt::format("&p{}[{} + {} * ({})]{}", node(n.inputs.at(0)).arg_index,
+                                       address(n, kernel_.tile_axis, lane.empty() ? "k_" : lane),
+                                       ahead, expr(along), hint);
+    lines += lane.empty() ? fmt::format(
+                                "{}  for (int64_t k_ = t0; k_ < {}; k_ += {}) "
+                                "__builtin_prefetch({});  // {}\n",
+                                indent, tile_end, elements_per_line(n.dtype), at, n.name)
+                          : fmt::format("{}  __builtin_prefetch({});  // {}\n", indent, at, n.name);
   }
   if (lines.empty()) return {};
   return fmt::format("{}if (pf_rows > 0 && i{} + {} < {}) {{\n", indent, axis, ahead, hi) + lines +
