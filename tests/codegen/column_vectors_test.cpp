@@ -57,6 +57,14 @@ std::string pool_text(const std::string& dtype) {
          "return s\n}";
 }
 
+// The attention mask as ONNX gives it: int64, cast to float per row.
+const char* kIntMaskPool = R"(graph col_pool_i64(x: f32[B, N, D], m: i64[B, N, 1]) {
+  mf = cast(m, to=f32)
+  p = mul(x, mf)
+  s = reduce_sum(p, axes=[1], keepdims=false)
+  return s
+})";
+
 std::vector<sym::Binding> pool_shapes() {
   std::vector<sym::Binding> shapes;
   for (const sym::Binding& nd : strip_shapes())
@@ -96,6 +104,7 @@ TEST(ColumnVectors, SumsAndMomentsMatchTheReference) {
     cases.push_back(
         {"pool_" + dtype, parse_graph(pool_text(dtype)), pool_shapes(), tol, pool_atol});
   }
+  cases.push_back({"pool_i64_mask", parse_graph(kIntMaskPool), pool_shapes(), 1e-4, 1e-4});
   // Centered moments need a literal tile axis of 64 or more
   // (schedule/centered_moments.cpp); rows around the blocks of 64 (the test
   // machines with a 4 KiB L2) and 256.
@@ -116,6 +125,7 @@ TEST(ColumnVectors, SumsAndMomentsMatchTheReference) {
   // bf16 data from memory keeps the loop (its rows whole); the per-row weight.
   EXPECT_THAT(code, HasSubstr("if (fold == 1 && pf_rows == 0) {"));
   EXPECT_THAT(code, HasSubstr("  // m_load\n            af_f32x16 v1; af_load16(&v1, "));
+  EXPECT_THAT(code, HasSubstr("  // mf\n            af_f32x16 v1; af_load16(&v1, "));
 }
 
 TEST(ColumnVectors, OtherBodiesKeepTheLoop) {

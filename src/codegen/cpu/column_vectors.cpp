@@ -95,8 +95,11 @@ std::optional<std::vector<int>> KernelEmitter::column_row_nodes(const PassPlan& 
     const auto id = static_cast<size_t>(n.id);
     if (!plan.need[id] || level_[id] != 1) continue;
     const bool kind = n.kind == AscKind::Load || n.kind == AscKind::Scalar ||
-                      n.kind == AscKind::Broadcast || n.kind == AscKind::Compute;
-    if (!kind || !vector_float_value(n.dtype) || buffered_.at(id)) return std::nullopt;
+                      n.kind == AscKind::Broadcast || n.kind == AscKind::Compute ||
+                      n.kind == AscKind::Cast;
+    // Scalar code, any dtype (an int64 mask and its cast); the vector code
+    // takes only float operands from them (emit_column_vector_rows).
+    if (!kind || buffered_.at(id)) return std::nullopt;
     nodes.push_back(n.id);
   }
   return nodes;

@@ -408,7 +408,7 @@ class KernelEmitter {
   std::vector<ColumnSum> column_chunk_sums(const PassPlan& plan) const;
   /// The nodes `plan` computes once per reduced row outside its tile loop
   /// (a per-row weight: level 1), which such a loop computes in its lambda
-  /// instead; nullopt where one cannot be (a Store, a non-float value).
+  /// instead; nullopt where one cannot be (a Store, a Gather).
   std::optional<std::vector<int>> column_row_nodes(const PassPlan& plan) const;
   /// Emits the loop over `rows` whose tile loop runs `body` (after the
   /// per-row `row_nodes`) and adds `sums` as 16-lane vectors with the sums
