@@ -244,6 +244,7 @@ void KernelEmitter::emit_moment_pass_body(const PassPlan& plan, const std::strin
     };
     loop += fmt::format("{0}if (++block_rows == {1}) {{\n{0}  block_rows = 0;\n", in3,
                         tiling::kColumnChunk);
+    // (The block opened above stays open: each moment's names.)
     loop += flush(in3 + "  ") + in3 + "}\n" + in2 + "}\n";
     const std::vector<ColumnSum> sums = {{chunk(v), square.id}, {deviations, square.inputs.at(0)}};
     if (row_level ||
