@@ -42,6 +42,7 @@
 // segment 0's shift, and merges: R = sum n_s o_s / n, M2 = sum M2_s +
 // n_s (o_s - R)^2, in segment order.
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -188,19 +189,19 @@ void KernelEmitter::emit_moment_pass_body(const PassPlan& plan, const std::strin
     if (is_moment_mean(plan, n.id))
       zero += fmt::format("{}[{}] = 0; ", mean_block_sum(n.id), tile_index());
   out += tile_loop(in1, zero);
-  // 1. The pass's own loop over the block (as vectors where it can be:
-  // column_vectors.cpp).
+  // 1. The pass's own loop over the block (as vectors where it can be, and
+  // nothing is computed per row outside the tile loop: column_vectors.cpp).
   std::string loop = fmt::format("{0}for (int64_t {1} = mb_; {1} < me_; ++{1}) {{\n", in1, i_red);
   emit_level_nodes(plan, 1, in2, loop);
-  const bool row_level = loop.find('\n') + 1 != loop.size();
   emit_vector_loop(plan, in2, loop);
   loop += in1 + "}\n";
+  const std::optional<std::vector<int>> row_nodes = column_row_nodes(plan);
   const std::vector<ColumnSum> sums =
-      row_level ? std::vector<ColumnSum>{} : column_chunk_sums(plan);
+      row_nodes && row_nodes->empty() ? column_chunk_sums(plan) : std::vector<ColumnSum>{};
+  const auto flush_means = [&](const std::string& at) { return flush_chunks(plan, at); };
   if (sums.empty() ||
       !emit_column_vector_rows(deepest_body(plan), {}, sums,
-                               {"mb_", "me_", "chunk_rows", flush_chunks(plan, in2 + "    "), ""},
-                               loop, in1, out))
+                               {"mb_", "me_", "chunk_rows", flush_means, ""}, loop, in1, out))
     out += loop;
   out += in1 + "chunk_rows = 0;\n" + flush_chunks(plan, in1);
   // 2.-4. Per moment: the block's center, its sum of squares, the merge.
@@ -247,9 +248,8 @@ void KernelEmitter::emit_moment_pass_body(const PassPlan& plan, const std::strin
     // (The block opened above stays open: each moment's names.)
     loop += flush(in3 + "  ") + in3 + "}\n" + in2 + "}\n";
     const std::vector<ColumnSum> sums = {{chunk(v), square.id}, {deviations, square.inputs.at(0)}};
-    if (row_level ||
-        !emit_column_vector_rows(
-            body, {}, sums, {"mb_", "me_", "block_rows", flush(in2 + "    "), ""}, loop, in2, out))
+    if (row_level || !emit_column_vector_rows(
+                         body, {}, sums, {"mb_", "me_", "block_rows", flush, ""}, loop, in2, out))
       out += loop;
     moment_center_ = -1;
     out += fmt::format("{}const {} nb_ = ({})(me_ - mb_), w_ = nb_ / ({})(me_ - lo);\n", in2, type,

@@ -225,7 +225,7 @@ bool KernelEmitter::emit_column_vector_rows(const std::vector<int>& body,
   out += fmt::format("{}{} += re_ - r_;\n{}r_ = re_;\n", in2, rows.counter, in2);
   out += fmt::format("{0}if ({1} == {2}) {{\n{0}  {1} = 0;\n", in2, rows.counter,
                      tiling::kColumnChunk);
-  out += rows.flush + in2 + "}\n" + in1 + "}\n";
+  out += rows.flush(in2 + "  ") + in2 + "}\n" + in1 + "}\n";
   if (when.empty()) {
     out += ind + "}\n#else\n" + fallback + "#endif\n";
   } else {  // the loop once, for both

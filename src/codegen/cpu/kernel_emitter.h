@@ -396,12 +396,14 @@ class KernelEmitter {
     std::string element;
     int value = -1;
   };
-  /// The rows such a loop runs, its chunk counter and the flush that runs
-  /// when the counter reaches tiling::kColumnChunk (which zeroes it first);
-  /// `when`: the condition for the vector form (a folding pass: fold == 1),
-  /// empty for always.
+  /// The rows such a loop runs, its chunk counter and the flush (at an
+  /// indent) that runs when the counter reaches tiling::kColumnChunk
+  /// (which zeroes it first); `when`: the condition for the vector form (a
+  /// folding pass: fold == 1), empty for always.
   struct ColumnRows {
-    std::string lo, hi, counter, flush, when;
+    std::string lo, hi, counter;
+    std::function<std::string(const std::string&)> flush;
+    std::string when;
   };
   /// The Acc::Chunked sums of `plan`'s tile loop, or empty where the pass
   /// has other Reduces there (or reduces several axes).

@@ -567,14 +567,16 @@ void KernelEmitter::emit_pass_loops(
       chunk_end || plan.scalar_levels != 1 ? std::vector<ColumnSum>{} : column_chunk_sums(plan);
   const std::optional<std::vector<int>> row_nodes =
       sums.empty() ? std::nullopt : column_row_nodes(plan);
-  std::string fallback;
-  if (row_nodes) loops(fallback);
-  if (fallback.empty() ||
-      !emit_column_vector_rows(deepest_body(plan), *row_nodes, sums,
-                               {"lo", "hi", "chunk_rows", flush_chunks(plan, indent + "      "),
-                                plan.folded ? "fold == 1" : ""},
-                               fallback, indent, out))
-    loops(out);
+  const auto flush = [&](const std::string& at) { return flush_chunks(plan, at); };
+  bool vector_form = false;
+  if (row_nodes) {
+    std::string fallback;
+    loops(fallback);
+    vector_form = emit_column_vector_rows(
+        deepest_body(plan), *row_nodes, sums,
+        {"lo", "hi", "chunk_rows", flush, plan.folded ? "fold == 1" : ""}, fallback, indent, out);
+  }
+  if (!vector_form) loops(out);
   emit_pass_results(plan, indent, out);
 }
 
