@@ -65,6 +65,16 @@ const char* kIntMaskPool = R"(graph col_pool_i64(x: f32[B, N, D], m: i64[B, N, 1
   return s
 })";
 
+const char* kRowValueSum = R"(graph col_row_value(x: f32[N, D], w: f32[N, 1]) {
+  b = broadcast_to(w, shape=[N, D])
+  c = constant(dtype=f32, value=0.5)
+  s = reduce_sum(b, axes=[0], keepdims=false)
+  p = mul(x, c)
+  q = add(p, w)
+  t = reduce_sum(q, axes=[0], keepdims=false)
+  return s, t
+})";
+
 std::vector<sym::Binding> pool_shapes() {
   std::vector<sym::Binding> shapes;
   for (const sym::Binding& nd : strip_shapes())
@@ -105,6 +115,9 @@ TEST(ColumnVectors, SumsAndMomentsMatchTheReference) {
         {"pool_" + dtype, parse_graph(pool_text(dtype)), pool_shapes(), tol, pool_atol});
   }
   cases.push_back({"pool_i64_mask", parse_graph(kIntMaskPool), pool_shapes(), 1e-4, 1e-4});
+  // A per-row value summed as it is (a scalar added to every lane: the
+  // AVX2 lane pairs' `+=` with a float).
+  cases.push_back({"row_value_sum", parse_graph(kRowValueSum), strip_shapes(), 2e-5, 2e-5});
   // Centered moments need a literal tile axis of 64 or more
   // (schedule/centered_moments.cpp); rows around the blocks of 64 (the test
   // machines with a 4 KiB L2) and 256.

@@ -14,6 +14,9 @@
 #include <map>
 #include <vector>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -52,7 +55,7 @@ const jit::Module& prelude_module() {
     source.code +=
         "extern \"C\" void t_exp_nonpos_row(float* p, int64_t n) { af_exp_nonpos_row(p, n); }\n"
         "extern \"C\" int t_exp_row_x16(void) { return AF_EXP_ROW_X16; }\n"
-        "extern \"C\" int t_avx512f(void) { return AF_VECTOR_PASS; }\n";
+        "extern \"C\" int t_avx512f(void) { return AF_VECTOR_PASS && !AF_LANE_PAIRS; }\n";
     // bf16 stores by the chunk (n a multiple of 64), as inner_loop.cpp emits them.
     source.code +=
         "extern \"C\" int t_bf16_cvt(void) { return AF_BF16_CVT; }\n"
@@ -67,6 +70,45 @@ const jit::Module& prelude_module() {
         "  }\n"
         "  af_nt_fence();\n"
         "}\n";
+    // A vector pass's 16 lanes (kernel_prelude_lanes.h): loads, stores and
+    // sums of a row's tail, and its bf16 stores.
+    source.code +=
+        "#if AF_VECTOR_PASS\n"
+        "extern \"C\" int t_vector_pass(void) { return 1; }\n"
+        "extern \"C\" float t_lanes(const float* x, const uint16_t* h, float* y, int64_t n) {\n"
+        "  af_f32x16 v, w, s[4] = {};\n"
+        "  af_load16(&v, x, n);\n"
+        "  af_load16_bf16(&w, h, n);\n"
+        "  af_add_lanes(&s[1], &w, n);\n"
+        "  const af_f32x16 r = v * 2.0f + w;\n"
+        "  af_store16(y, &r, n);\n"
+        "  return af_row_sum16x4(s);\n"
+        "}\n"
+        "#else\n"
+        "extern \"C\" int t_vector_pass(void) { return 0; }\n"
+        "extern \"C\" float t_lanes(const float*, const uint16_t*, float*, int64_t) { return 0; }\n"
+        "#endif\n"
+        "#if AF_VECTOR_PASS && AF_VECTOR_BF16_STORES\n"
+        "extern \"C\" int t_vector_bf16(void) { return 1; }\n"
+        "extern \"C\" void t_put_bf16(const float* x, uint16_t* y, int64_t n, int nt) {\n"
+        "  int64_t i = 0;\n"
+        "  for (; i + 32 <= n; i += 32) {\n"
+        "    af_f32x16 a, b;\n"
+        "    af_load16(&a, x + i, 16);\n"
+        "    af_load16(&b, x + i + 16, 16);\n"
+        "    af_put32_bf16(y + i, a, b, nt != 0);\n"
+        "  }\n"
+        "  for (; i < n; i += 16) {\n"
+        "    af_f32x16 a;\n"
+        "    af_load16(&a, x + i, n - i);\n"
+        "    af_put16_bf16(y + i, a, n - i);\n"
+        "  }\n"
+        "  af_nt_fence();\n"
+        "}\n"
+        "#else\n"
+        "extern \"C\" int t_vector_bf16(void) { return 0; }\n"
+        "extern \"C\" void t_put_bf16(const float*, uint16_t*, int64_t, int) {}\n"
+        "#endif\n";
     source.code +=
         "extern \"C\" void t_choose(int64_t units, int64_t bytes, int64_t align,\n"
         "    const af_machine* m, int64_t* out) {\n"
@@ -191,6 +233,76 @@ TEST(Prelude, Bf16ChunkStoresRoundLikeHalfH) {
     checked += static_cast<int64_t>(n);
   });
   EXPECT_GT(checked, 1'000'000);
+}
+
+TEST(Prelude, VectorPassStoresRoundLikeHalfH) {
+  // af_put32_bf16 and af_put16_bf16 (a storing vector pass's bf16 stores):
+  // vcvtne2ps2bf16 with AVX512-BF16 (element by element where a value is
+  // subnormal), AVX2's integer rounding with lane pairs; streaming and
+  // ordinary stores, aligned and not, rows with tails of every length.
+  RecordProperty("vector_bf16", fn<int (*)()>("vector_bf16")());
+  if (fn<int (*)()>("vector_bf16")() == 0) GTEST_SKIP() << "no vector bf16 stores here";
+  using Fn = void (*)(const float*, uint16_t*, int64_t, int);
+  int64_t checked = 0;
+  for_each_chunk(4099, [&](const std::vector<uint32_t>& bits) {
+    std::vector<float> x(bits.size());
+    for (size_t i = 0; i < bits.size(); ++i)
+      x[i] = bits_float(bits[i]);
+    std::vector<uint16_t> y(x.size() + 64);
+    const auto mis = reinterpret_cast<uintptr_t>(y.data()) % 64;  // a multiple of 2
+    const size_t aligned = (64 - mis) % 64 / 2;
+    for (int nt : {0, 1}) {
+      for (size_t offset : {aligned, aligned + 1}) {
+        // Rows of 1..53 elements: whole runs of 32, then 16s and a tail.
+        for (size_t at = 0, len = 1; at < x.size(); at += len, len = len % 53 + 1) {
+          const size_t n = std::min(len, x.size() - at);
+          fn<Fn>("put_bf16")(x.data() + at, y.data() + offset + at, static_cast<int64_t>(n), nt);
+        }
+        for (size_t i = 0; i < x.size(); ++i)
+          ASSERT_EQ(y[offset + i], f32_to_bf16(x[i]))
+              << fmt::format("bf16 of bits {:#x} (nt {}, offset {})", bits[i], nt, offset);
+      }
+    }
+    checked += static_cast<int64_t>(x.size());
+  });
+  EXPECT_GT(checked, 1'000'000);
+}
+
+TEST(Prelude, VectorLanesReadAndWriteOnlyTheRow) {
+  // af_load16, af_load16_bf16, af_store16 and af_add_lanes on n = 0..16
+  // lanes, the row ending at a page whose successor is unreadable: nothing
+  // past lane n - 1 is read or written, the lanes after it add nothing.
+  if (fn<int (*)()>("vector_pass")() == 0) GTEST_SKIP() << "no vector passes here";
+  using Fn = float (*)(const float*, const uint16_t*, float*, int64_t);
+  // Three rows, each ending at an unreadable page: x, h and y.
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  char* mem = static_cast<char*>(
+      mmap(nullptr, 6 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(mem, MAP_FAILED);
+  for (size_t guard : {1, 3, 5})
+    ASSERT_EQ(mprotect(mem + guard * page, page, PROT_NONE), 0);
+  for (int64_t n = 0; n <= 16; ++n) {
+    float* x = reinterpret_cast<float*>(mem + page) - n;
+    auto* h = reinterpret_cast<uint16_t*>(mem + 3 * page) - n;
+    float* y = reinterpret_cast<float*>(mem + 5 * page) - 16;  // 16 lanes below the guard
+    float want_sum = 0.0f;
+    for (int64_t k = 0; k < n; ++k) {
+      x[k] = static_cast<float>(k + 1);
+      h[k] = f32_to_bf16(static_cast<float>(64 * (k + 1)));
+      want_sum += static_cast<float>(64 * (k + 1));
+    }
+    for (int k = 0; k < 16; ++k)
+      y[k] = -1.0f;
+    // y's row starts 16 - n lanes later, so its end is the guard too.
+    const float sum = fn<Fn>("lanes")(x, h, y + (16 - n), n);
+    EXPECT_EQ(sum, want_sum) << "n = " << n;
+    for (int64_t k = 0; k < 16 - n; ++k)
+      EXPECT_EQ(y[k], -1.0f) << "n = " << n << ", lane " << k << " written before the row";
+    for (int64_t k = 0; k < n; ++k)
+      EXPECT_EQ(y[16 - n + k], 2.0f * static_cast<float>(k + 1) + 64.0f * static_cast<float>(k + 1))
+          << "n = " << n << ", lane " << k;
+  }
+  munmap(mem, 6 * page);
 }
 
 int64_t ordered(float f) {

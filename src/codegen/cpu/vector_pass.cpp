@@ -340,12 +340,13 @@ bool KernelEmitter::emit_vector_store_pass(const PassPlan& plan, const std::vect
                                            const std::string& ind, std::string& out) const {
   const std::vector<bool> vec = vector_store_pass_lanes(plan, body);
   if (vec.empty()) return false;
-  // With AVX-512 (AF_VECTOR_PASS), and bf16 stores only where
-  // vcvtne2ps2bf16 rounds them: elsewhere the loop.
+  // With AVX-512 or AVX2 (AF_VECTOR_PASS), and bf16 stores only where
+  // af_put32_bf16 rounds by the vector (AF_VECTOR_BF16_STORES): elsewhere
+  // the loop.
   const bool bf16 = std::any_of(body.begin(), body.end(), [&](int id) {
     return node(id).kind == AscKind::Store && node(id).dtype == DType::bf16;
   });
-  out += bf16 ? "#if AF_VECTOR_PASS && AF_BF16_CVT  // a vector pass's bf16 stores\n"
+  out += bf16 ? "#if AF_VECTOR_PASS && AF_VECTOR_BF16_STORES  // a vector pass's bf16 stores\n"
               : "#if AF_VECTOR_PASS\n";
   const int axis = kernel_.inner_axes.front();
   if (graph_.axes.at(static_cast<size_t>(axis)).size.as_const()) {
