@@ -1,6 +1,6 @@
 // The column layout's summing loops as 16-lane vectors with their sums in
-// registers (AVX-512 only: `#if AF_VECTOR_PASS`, the scalar loops after
-// `#else`).
+// registers (AVX-512, or AVX2's lane pairs: `#if AF_VECTOR_PASS`, the
+// scalar loops after `#else`).
 //
 // A column layout pass runs its reduced rows one by one, and in each row an
 // `omp simd` loop over the tile's lanes adds each lane's value into its

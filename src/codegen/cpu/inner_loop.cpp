@@ -214,15 +214,14 @@ void KernelEmitter::emit_plain_loop(int axis, const std::string& lo, const std::
                                     const std::function<std::string(const std::string&)>& updates,
                                     const std::string& indent, std::string& out) const {
   const auto loop = [&](const std::string& ind, const std::vector<int>& buffered) {
-    std::string b = pragma + "\n";
-    b += fmt::format("{0}for (int64_t i{1} = {2}; i{1} < {3}; ++i{1}) {{\n", ind, axis, lo, hi);
-    for (int id : nodes)
-      emit_loop_node(node(id), ind + "  ", b,
-                     std::find(buffered.begin(), buffered.end(), id) != buffered.end()
-                         ? StoreTo::Span
-                         : StoreTo::Output);
-    if (updates) b += updates(ind + "  ");
-    return b + ind + "}\n";
+    return simd_loop(
+        axis, lo, hi, nodes, pragma,
+        [&](int id) {
+          return std::find(buffered.begin(), buffered.end(), id) != buffered.end()
+                     ? StoreTo::Span
+                     : StoreTo::Output;
+        },
+        updates, ind);
   };
   const std::vector<int> rounded = whole_row_bf16_stores(axis, nodes);
   if (rounded.empty()) {
@@ -323,20 +322,22 @@ void KernelEmitter::emit_loop_variants(
     return which == Buffered::Streamed || which == Buffered::Chunked ||
            (which == Buffered::Bf16 && node(id).dtype == DType::bf16);
   };
-  const auto body = [&](const std::string& ind, Buffered which, StoreTo to = StoreTo::Chunk) {
-    std::string b;
-    for (int id : nodes)
-      emit_loop_node(
-          node(id), ind, b,
-          streamed_[static_cast<size_t>(id)] && buffered(id, which) ? to : StoreTo::Output);
-    if (updates) b += updates(ind);
-    return b;
+  // The loop over [from, to) at `ind`, its streamed stores to `to` where
+  // `which` buffers them.
+  const auto loop = [&](const std::string& ind, const std::string& from, const std::string& to_,
+                        Buffered which, StoreTo to = StoreTo::Chunk) {
+    return simd_loop(
+        axis, from, to_, nodes, pragma,
+        [&](int id) {
+          return streamed_[static_cast<size_t>(id)] && buffered(id, which) ? to : StoreTo::Output;
+        },
+        updates, ind);
   };
+  const std::string chunk_end = "nt_k + AF_NT_CHUNK";
 
   const std::string in1 = indent + "  ";
   const std::string in2 = in1 + "  ";
   const std::string in3 = in2 + "  ";
-  const std::string in4 = in3 + "  ";
   const AscNode& first = node(streamed.front());
   const auto element = [&](const AscNode& store, const std::string& at) {
     return fmt::format("&q{}[{}]", output_of_store_.at(static_cast<size_t>(store.id)),
@@ -432,29 +433,18 @@ void KernelEmitter::emit_loop_variants(
     b += prefetches;
     b += buffers(i2, which, "AF_NT_CHUNK");
     b += chunk_sigmoid_prologue(axis, nodes, i2);
-    b += pragma + "\n";
-    b += fmt::format("{0}for (int64_t i{1} = nt_k; i{1} < nt_k + AF_NT_CHUNK; ++i{1}) {{\n", i2,
-                     axis);
-    b += body(i2 + "  ", which);
+    b += loop(i2, "nt_k", chunk_end, which);
     chunk_sigmoids_.clear();
-    b += i2 + "}\n";
     b += flush(i2, which);
     b += i1 + "}\n";
-    b += pragma + "\n";
-    b += fmt::format("{0}for (int64_t i{1} = nt_hi; i{1} < {2}; ++i{1}) {{\n", i1, axis, hi);
-    b += body(i2, Buffered::None);
-    b += i1 + "}\n";
+    b += loop(i1, "nt_hi", hi, Buffered::None);
     b += ind + "}\n";
     return cvt_only ? b + "#else\n" + plain + "#endif\n" : b;
   };
   if (line_rows_) {  // the streaming copy of the whole-rows loop: no other variant
     out += fmt::format("{}const int64_t nt_k = {};  // whole lines\n", indent, lo);
     out += buffers(indent, Buffered::Streamed, length);
-    out += pragma + "\n";
-    out +=
-        fmt::format("{0}for (int64_t i{1} = {2}; i{1} < {3}; ++i{1}) {{\n", indent, axis, lo, hi);
-    out += body(indent + "  ", Buffered::Streamed);
-    out += indent + "}\n";
+    out += loop(indent, lo, hi, Buffered::Streamed);
     out += nt_stores(indent);
     return;
   }
@@ -469,10 +459,7 @@ void KernelEmitter::emit_loop_variants(
                          dtype == DType::bf16 ? "af_bf16_chunk_t" : c_storage_type(dtype), id,
                          spans_.at(static_cast<size_t>(id)).length);
     }
-    out += pragma + "\n";
-    out += fmt::format("{0}for (int64_t i{1} = {2}; i{1} < {3}; ++i{1}) {{\n", in1, axis, lo, hi);
-    out += body(in2, Buffered::Streamed, StoreTo::Span);
-    out += in1 + "}\n";
+    out += loop(in1, lo, hi, Buffered::Streamed, StoreTo::Span);
     for (int id : span_starts(streamed)) {
       const bool bf16 = node(id).dtype == DType::bf16;
       out += bf16 ? fmt::format(
@@ -495,21 +482,14 @@ void KernelEmitter::emit_loop_variants(
     out += fmt::format("{}for (int nt_part = 0; nt_part < 2; ++nt_part) {{\n", in1);
     out += fmt::format("{}const int64_t nt_from = nt_part == 0 ? {} : nt_hi;\n", in2, lo);
     out += fmt::format("{}const int64_t nt_to = nt_part == 0 ? nt_lo : {};\n", in2, hi);
-    out += pragma + "\n";
-    out += fmt::format("{0}for (int64_t i{1} = nt_from; i{1} < nt_to; ++i{1}) {{\n", in2, axis);
-    out += body(in3, Buffered::None);
-    out += in2 + "}\n";
+    out += loop(in2, "nt_from", "nt_to", Buffered::None);
     out += in2 + "if (nt_part == 1) break;\n";
     out += fmt::format("{}for (int64_t nt_k = nt_lo; nt_k < nt_hi; nt_k += AF_NT_CHUNK) {{\n", in2);
     out += row_prefetches(axis, "nt_k", in3);
     out += buffers(in3, Buffered::Streamed, "AF_NT_CHUNK");
     out += chunk_sigmoid_prologue(axis, nodes, in3);
-    out += pragma + "\n";
-    out += fmt::format("{0}for (int64_t i{1} = nt_k; i{1} < nt_k + AF_NT_CHUNK; ++i{1}) {{\n", in3,
-                       axis);
-    out += body(in4, Buffered::Streamed);
+    out += loop(in3, "nt_k", chunk_end, Buffered::Streamed);
     chunk_sigmoids_.clear();
-    out += in3 + "}\n";
     out += nt_stores(in3);
     out += in2 + "}\n";
     out += in1 + "}\n";
@@ -529,17 +509,10 @@ void KernelEmitter::emit_loop_variants(
           fmt::format("{}for (int64_t nt_k = {}; nt_k < nt_hi; nt_k += AF_NT_CHUNK) {{\n", in1, lo);
       k2 += prefetches;
       k2 += chunk_sigmoid_prologue(axis, nodes, in2);
-      k2 += pragma + "\n";
-      k2 += fmt::format("{0}for (int64_t i{1} = nt_k; i{1} < nt_k + AF_NT_CHUNK; ++i{1}) {{\n", in2,
-                        axis);
-      k2 += body(in3, Buffered::None);
+      k2 += loop(in2, "nt_k", chunk_end, Buffered::None);
       chunk_sigmoids_.clear();
-      k2 += in2 + "}\n";
       k2 += in1 + "}\n";
-      k2 += pragma + "\n";
-      k2 += fmt::format("{0}for (int64_t i{1} = nt_hi; i{1} < {2}; ++i{1}) {{\n", in1, axis, hi);
-      k2 += body(in2, Buffered::None);
-      k2 += in1 + "}\n";
+      k2 += loop(in1, "nt_hi", hi, Buffered::None);
       out += ordinary_loops(in1, row_prefetches(axis, "nt_k", in2 + "  "), k2);
     }
   }

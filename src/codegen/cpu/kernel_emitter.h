@@ -299,10 +299,28 @@ class KernelEmitter {
   /// Both: per node whether it is a vector, or empty; `storing` allows Stores.
   std::vector<bool> vector_lanes(const PassPlan& plan, const std::vector<int>& body,
                                  bool storing) const;
-  /// The lambda's statements for `body`; `store` writes a Store's.
+  /// The lambda's statements for `body`; `store` writes a Store's; lanes
+  /// along `axis` (-1: the reduced one).
   std::string vector_statements(const std::vector<int>& body, const std::vector<bool>& vec,
                                 const std::string& indent,
-                                const std::function<std::string(const AscNode&)>& store) const;
+                                const std::function<std::string(const AscNode&)>& store,
+                                int axis = -1) const;
+  /// An Elementwise loop over `axis` with `nodes` as 16 lanes (lane_loops.cpp):
+  /// per node whether it is a vector, or empty where the loop keeps its form.
+  std::vector<bool> lane_loop_values(int axis, const std::vector<int>& nodes) const;
+  /// That form over [lo, hi), `#if AF_LANE_PAIRS` and the `#else` line.
+  std::string lane_loop(int axis, const std::string& lo, const std::string& hi,
+                        const std::vector<int>& nodes, const std::vector<bool>& vec,
+                        const std::function<StoreTo(int)>& store_to,
+                        const std::string& indent) const;
+  /// A vector loop over [lo, hi): the `pragma` line, the loop over `nodes`
+  /// (stores where `store_to` says) and `updates`; with its lane form where
+  /// it has one.
+  std::string simd_loop(int axis, const std::string& lo, const std::string& hi,
+                        const std::vector<int>& nodes, const std::string& pragma,
+                        const std::function<StoreTo(int)>& store_to,
+                        const std::function<std::string(const std::string&)>& updates,
+                        const std::string& indent) const;
   /// Whether exp_nonpos() node `id`, reduced from a short row's buffer
   /// (`ub`: its row buffer's pass, or -1), can be written to that buffer as
   /// its operand and exponentiated there after the loop: computed in the

@@ -482,6 +482,9 @@ AF_INLINE void af_put32_bf16(uint16_t* p, af_f32x16 lo, af_f32x16 hi, bool nt) {
 // rounds by the vector (vcvtne2ps2bf16, or AVX2's integer rounding); the
 // loop elsewhere (AVX-512 without BF16: g++ rounds ~9 instructions per 16
 // lanes in either form).
+#if AF_BF16_CVT && AF_LANE_PAIRS
+#error "lane pairs assume bf16 chunk buffers of bf16 (lane_loops.cpp)"
+#endif
 #if AF_BF16_CVT || AF_LANE_PAIRS
 #define AF_VECTOR_BF16_STORES 1
 #else

@@ -28,11 +28,14 @@
 //   };
 //   for (; i + 64 <= hi; i += 64) lanes_(i, 0, 16); ... lanes_(i + 48, 3, 16);
 //   for (; i < hi; i += 16) lanes_(i, 0, hi - i);   // n_ < 16: the row's tail
-//   a<r> = af_row_sum16x4(s<r>);                     // (kernel_prelude_rows.h)
+//   a<r> = af_row_sum16x4(s<r>);                     // (kernel_prelude_lanes.h)
 //
-// Only with AVX-512 (`#if AF_VECTOR_PASS`, the loop in the `#else`): built
-// for AVX2, where 16 lanes are two registers, the vector passes took
-// 1.4-2.2x the loops' time (rmsnorm f32, bert_embeddings; session 35).
+// With AVX-512 or AVX2 (`#if AF_VECTOR_PASS`, the loop in the `#else`).
+// With AVX2 af_f32x16 is a pair of 8-lane registers with operators
+// (kernel_prelude_lanes.h): as a 64-byte GNU vector there the passes took
+// 1.4-2.2x the loops' time (session 35); as pairs, on a Zen 3 (session 38),
+// bert_embeddings bf16 0.68x, rmsnorm bf16 0.74x, f32 0.86x, softmax_mask
+// 0.88-0.92x, skip_layernorm bf16 0.86x (docs/benchmarks.md).
 //
 // Rows of kVectorPassMinRow to kShortReduceRow elements. A static row's
 // sums: the vector pass alone. A symbolic row's sums keep their buffered
@@ -70,8 +73,10 @@
 // the output, no separate rounding and subnormal-test loops: rmsnorm bf16
 // [32, 512, 1024] 0.93-0.94x the time, bert_embeddings f32 0.90-0.93x,
 // bf16 0.96-0.97x, skip_layernorm bf16 0.96x (docs/benchmarks.md, session
-// 35). With bf16 stores only under AF_BF16_CVT (`#if`, the loop otherwise):
-// elsewhere g++ rounds bf16 ~9 instructions per 16 lanes in either form.
+// 35). With bf16 stores only where af_put32_bf16 rounds by the vector
+// (AF_VECTOR_BF16_STORES: vcvtne2ps2bf16, or AVX2's integer rounding; the
+// loop otherwise: AVX-512 without BF16, where g++ rounds bf16 ~9
+// instructions per 16 lanes in either form).
 // A symbolic row's behind `if (hi - lo >= 64 && hi - lo <= 1024)`, the
 // loop in its `else`.
 //
@@ -282,8 +287,8 @@ void KernelEmitter::emit_vector_pass(const PassPlan& plan, const std::vector<int
 
 std::string KernelEmitter::vector_statements(
     const std::vector<int>& body, const std::vector<bool>& vec, const std::string& li,
-    const std::function<std::string(const AscNode&)>& store) const {
-  const std::string i = fmt::format("i{}", kernel_.inner_axes.front());
+    const std::function<std::string(const AscNode&)>& store, int axis) const {
+  const std::string i = fmt::format("i{}", axis >= 0 ? axis : kernel_.inner_axes.front());
   std::string out;
   for (int id : register_order(body)) {
     const AscNode& n = node(id);

@@ -1,0 +1,150 @@
+// An Elementwise kernel's vector loops as 16-lane code on AVX2 (the lane
+// pairs of kernel_prelude_lanes.h), where g++'s vectorization of the
+// scalar loop body is poor for bf16 data.
+//
+// g++ 12 vectorizes `af_bf16_to_f32(p[i])` for AVX2 as a 32-byte load, a
+// widening load of its low half, an extract and a widening of the high half
+// (spilling the loaded vector when several inputs are live: rotary's loop
+// stored and reloaded each one through the stack), and af_f32_to_bf16's
+// rounding with two shifts and a redundant mask per 8 lanes. When the loop
+// body only does float arithmetic (+, -, *, /, negation) on contiguous f32
+// or bf16 loads, row-invariant f32 arrays and scalars, and stores f32 or
+// bf16 contiguously, the loop is emitted once more over 16 lanes:
+//
+//   #if AF_LANE_PAIRS
+//   for (int64_t i3 = lo; i3 < hi; i3 += 16) {
+//     const int64_t n_ = hi - i3;                    // < 16: the tail, masked
+//     af_f32x16 v1; af_load16_bf16(&v1, &p0[b1 + i3], n_);  // one vpmovzxwd per 8
+//     const auto v2 = (v1 * v9);
+//     af_put16_bf16(&q0[b2 + i3], v2, n_);           // rounded by the vector
+//   }
+//   #else
+//   <the loop>
+//   #endif
+//
+// Stores into chunk or row-span buffers (streaming, inner_loop.cpp) go to
+// the same buffers: with AF_LANE_PAIRS (no AVX512-BF16) a bf16 buffer holds
+// bf16 already. Each lane computes the loop's expressions, so the results
+// are the loop's bits. Only for loops with 16-bit data: f32 loops are
+// vectorized well by g++ and keep their form.
+//
+// Measured (Zen 3, AVX2, one thread, the dumped module in a harness): rotary
+// bf16 [16, 1024, 12, 64] 4.95 -> 3.41 ms with the whole-lines loop so
+// written by hand; docs/benchmarks.md (session 38) has the A/B.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "codegen/cpu/c_exprs.h"
+#include "codegen/cpu/kernel_emitter.h"
+
+namespace autofuse::codegen::cpu {
+
+using ascir::AscKind;
+
+std::vector<bool> KernelEmitter::lane_loop_values(int axis, const std::vector<int>& nodes) const {
+  if (kernel_.kind != schedule::Template::Elementwise || axis != vector_axis_ || has_gathers_ ||
+      !chunk_sigmoids_.empty())
+    return {};
+  const auto lane_dtype = [](DType dtype) { return dtype == DType::f32 || dtype == DType::bf16; };
+  const auto contiguous = [&](const AscNode& n) {
+    return n.view.strides.at(static_cast<size_t>(axis)) == sym::Expr(1);
+  };
+  std::vector<bool> vec(graph_.nodes.size(), false), in_loop(graph_.nodes.size(), false);
+  for (int id : nodes)
+    in_loop[static_cast<size_t>(id)] = true;
+  bool narrow = false;  // 16-bit data
+  for (int id : register_order(nodes)) {
+    const AscNode& n = node(id);
+    const auto at = static_cast<size_t>(id);
+    switch (n.kind) {
+      case AscKind::Load:
+        if (buffered_.at(at)) return {};
+        if (!row_invariant_.at(at)) {
+          if (!lane_dtype(n.dtype) || !contiguous(n)) return {};
+          narrow = narrow || n.dtype == DType::bf16;
+        }
+        vec[at] = true;
+        break;
+      case AscKind::Scalar:
+        if (!vector_float_value(n.dtype)) return {};
+        break;
+      case AscKind::Broadcast:
+      case AscKind::Compute:
+        if (!vector_float_value(n.dtype)) return {};
+        if (n.kind == AscKind::Compute && !vector_arithmetic(n.op)) return {};
+        for (int in : n.inputs) {
+          if (!vector_float_value(node(in).dtype)) return {};
+          if (in_loop[static_cast<size_t>(in)] && vec[static_cast<size_t>(in)]) vec[at] = true;
+        }
+        break;
+      case AscKind::Store:
+        if (!lane_dtype(n.dtype) || !contiguous(n) || output_of_store_.at(at) < 0 ||
+            !vector_float_value(node(n.inputs.at(0)).dtype))
+          return {};
+        narrow = narrow || n.dtype == DType::bf16;
+        vec[at] = true;
+        break;
+      default:  // indices, casts, other ops: the loop alone
+        return {};
+    }
+  }
+  if (!narrow) return {};
+  return vec;
+}
+
+std::string KernelEmitter::lane_loop(int axis, const std::string& lo, const std::string& hi,
+                                     const std::vector<int>& nodes, const std::vector<bool>& vec,
+                                     const std::function<StoreTo(int)>& store_to,
+                                     const std::string& indent) const {
+  const std::string i = fmt::format("i{}", axis);
+  const auto store = [&](const AscNode& n) {
+    const int value = n.inputs.at(0);
+    // A row-level value stored along the row: splat.
+    const std::string v = vec.at(static_cast<size_t>(value))
+                              ? this->value(value)
+                              : fmt::format("((af_f32x16){{}} + {})", this->value(value));
+    const tiling::RowSpan& span = spans_.at(static_cast<size_t>(n.id));
+    std::string target;
+    switch (store_to(n.id)) {
+      case StoreTo::Output:
+        target = fmt::format("q{}[{}]", output_of_store_.at(static_cast<size_t>(n.id)), address(n));
+        break;
+      case StoreTo::Chunk:
+        target = fmt::format("t{}[{} - nt_k]", n.id, i);
+        break;
+      case StoreTo::Span:
+        target = span.offset == 0 ? fmt::format("t{}[{} - nt_k]", span.first, i)
+                                  : fmt::format("t{}[{} + {} - nt_k]", span.first, span.offset, i);
+        break;
+    }
+    if (n.dtype == DType::bf16) return fmt::format("af_put16_bf16(&{}, {}, n_);", target, v);
+    return fmt::format("af_put16_f32(&{}, {}, n_, false);", target, v);
+  };
+  const std::string in1 = indent + "  ";
+  std::string out = "#if AF_LANE_PAIRS  // 16 lanes as two registers (lane_loops.cpp)\n";
+  out += fmt::format("{0}for (int64_t {1} = {2}; {1} < {3}; {1} += 16) {{\n", indent, i, lo, hi);
+  out += fmt::format("{}const int64_t n_ = {} - {};\n", in1, hi, i);
+  out += vector_statements(nodes, vec, in1, store, axis);
+  out += indent + "}\n#else\n";
+  return out;
+}
+
+std::string KernelEmitter::simd_loop(int axis, const std::string& lo, const std::string& hi,
+                                     const std::vector<int>& nodes, const std::string& pragma,
+                                     const std::function<StoreTo(int)>& store_to,
+                                     const std::function<std::string(const std::string&)>& updates,
+                                     const std::string& indent) const {
+  std::string loop = pragma + "\n";
+  loop += fmt::format("{0}for (int64_t i{1} = {2}; i{1} < {3}; ++i{1}) {{\n", indent, axis, lo, hi);
+  for (int id : nodes)
+    emit_loop_node(node(id), indent + "  ", loop, store_to(id));
+  if (updates) loop += updates(indent + "  ");
+  loop += indent + "}\n";
+  if (updates) return loop;
+  const std::vector<bool> vec = lane_loop_values(axis, nodes);
+  if (vec.empty()) return loop;
+  return lane_loop(axis, lo, hi, nodes, vec, store_to, indent) + loop + "#endif\n";
+}
+
+}  // namespace autofuse::codegen::cpu
