@@ -576,6 +576,9 @@ TEST(Streaming, Bf16StoresByTheChunk) {
     EXPECT_THAT(k, Not(HasSubstr("t3[i1 - nt_k] = af_f32_to_bf16(")));
     EXPECT_THAT(k, HasSubstr("af_put16_bf16(&t6[i1 - nt_k], v5, n_);"));
     EXPECT_THAT(k, HasSubstr("af_load16_bf16(&v1, &p0["));
+    // A chunk's loop has no tail; a row's part before the aligned chunks may.
+    EXPECT_THAT(k, HasSubstr("const int64_t n_ = 16;  // whole vectors\n"));
+    EXPECT_THAT(k, HasSubstr("const int64_t n_ = nt_to - i1;\n"));
   }
   // Rows of 16 and 48 bf16 (shorter than a chunk and not whole cache
   // lines: they never stream) are whole rows rounded by the vector after

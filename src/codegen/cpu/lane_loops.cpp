@@ -34,6 +34,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "codegen/cpu/c_exprs.h"
 #include "codegen/cpu/kernel_emitter.h"
@@ -121,10 +122,17 @@ std::string KernelEmitter::lane_loop(int axis, const std::string& lo, const std:
     if (n.dtype == DType::bf16) return fmt::format("af_put16_bf16(&{}, {}, n_);", target, v);
     return fmt::format("af_put16_f32(&{}, {}, n_, false);", target, v);
   };
+  // Whole vectors only (a chunk, or a whole row of a multiple of 16): no
+  // tail code, so g++ unrolls the loop and keeps its constants in registers
+  // (with the tails' branches it rebuilt them every vector).
+  const std::optional<int64_t> extent = graph_.axes.at(static_cast<size_t>(axis)).size.as_const();
+  const bool whole =
+      hi == lo + " + AF_NT_CHUNK" || (lo == "0" && hi == size(axis) && extent && *extent % 16 == 0);
   const std::string in1 = indent + "  ";
   std::string out = "#if AF_LANE_PAIRS  // 16 lanes as two registers (lane_loops.cpp)\n";
   out += fmt::format("{0}for (int64_t {1} = {2}; {1} < {3}; {1} += 16) {{\n", indent, i, lo, hi);
-  out += fmt::format("{}const int64_t n_ = {} - {};\n", in1, hi, i);
+  out += whole ? in1 + "const int64_t n_ = 16;  // whole vectors\n"
+               : fmt::format("{}const int64_t n_ = {} - {};\n", in1, hi, i);
   out += vector_statements(nodes, vec, in1, store, axis);
   out += indent + "}\n#else\n";
   return out;
