@@ -195,11 +195,12 @@ std::string normalized_text(const std::string& dtype, const std::string& x, int 
          << bad << " of " << got.numel() << " elements differ" << report;
 }
 
-std::string check_cases(std::vector<GraphCase>& cases, uint64_t seed) {
+std::string check_cases(std::vector<GraphCase>& cases, uint64_t seed, const std::string& prefix) {
   std::vector<schedule::ScheduledKernel> kernels;
   for (GraphCase& c : cases)
     kernels.push_back(schedule_graph(c.graph));
-  const codegen::ModuleSource module = codegen::generate_cpu_module(kernels);
+  codegen::ModuleSource module = codegen::generate_cpu_module(kernels);
+  module.code = prefix + module.code;
   const std::shared_ptr<jit::Module> so = compile(module);
   const af_machine machines[] = {one_core(), many_tiny_blocks(3, 1), many_tiny_blocks(7, 4),
                                  many_tiny_blocks(2, 64)};

@@ -101,6 +101,8 @@ std::string normalized_text(const std::string& dtype, const std::string& x, int 
 /// Schedules, generates one module for all cases, compiles it, runs every
 /// case for every binding with one_core() and two split machines, and
 /// checks the outputs against run_reference. Returns the module source.
-std::string check_cases(std::vector<GraphCase>& cases, uint64_t seed = 1);
+/// `prefix` goes before the module's code (a #define for the prelude).
+std::string check_cases(std::vector<GraphCase>& cases, uint64_t seed = 1,
+                        const std::string& prefix = {});
 
 }  // namespace autofuse::codegen_test

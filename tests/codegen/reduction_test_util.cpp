@@ -90,11 +90,13 @@ PhasedRun run_phased(const jit::Module& module, const codegen::KernelSource& k,
   return run;
 }
 
-std::string check_split_cases(std::vector<GraphCase>& cases, bool expect_split, uint64_t seed) {
+std::string check_split_cases(std::vector<GraphCase>& cases, bool expect_split, uint64_t seed,
+                              const std::string& prefix) {
   std::vector<schedule::ScheduledKernel> kernels;
   for (GraphCase& c : cases)
     kernels.push_back(schedule_graph(c.graph));
-  const codegen::ModuleSource module = codegen::generate_cpu_module(kernels);
+  codegen::ModuleSource module = codegen::generate_cpu_module(kernels);
+  module.code = prefix + module.code;
   const std::shared_ptr<jit::Module> so = compile(module);
   const af_machine machines[] = {
       one_core(), many_tiny_blocks(3, 1), many_tiny_blocks(7, 4), split_machine(64, 64),

@@ -38,7 +38,9 @@ af_machine split_machine(int64_t cores, int64_t vector_bytes);
 
 /// check_cases, plus every case run with run_phased on machines that split
 /// (and with max_phases 0, which must not split). Returns the module source.
-/// `expect_split`: at least one run of each case must have split.
-std::string check_split_cases(std::vector<GraphCase>& cases, bool expect_split, uint64_t seed = 1);
+/// `expect_split`: at least one run of each case must have split. `prefix`
+/// as check_cases'.
+std::string check_split_cases(std::vector<GraphCase>& cases, bool expect_split, uint64_t seed = 1,
+                              const std::string& prefix = {});
 
 }  // namespace autofuse::codegen_test

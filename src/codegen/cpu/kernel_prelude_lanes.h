@@ -19,7 +19,12 @@
 // The lambdas are inlined wherever they are called: a call would keep the
 // accumulators they update in memory.
 #define AF_LAMBDA_INLINE __attribute__((always_inline))
-#if defined(__AVX512F__)
+// AF_FORCE_LANE_PAIRS (defined before the prelude): the AVX2 form on an
+// AVX-512 machine too, so that tests there run it (LaneLoops.*).
+#if defined(AF_FORCE_LANE_PAIRS) && defined(__AVX2__)
+#define AF_VECTOR_PASS 1
+#define AF_LANE_PAIRS 1
+#elif defined(__AVX512F__)
 #define AF_VECTOR_PASS 1
 #define AF_LANE_PAIRS 0
 #elif defined(__AVX2__)
@@ -556,7 +561,7 @@ AF_INLINE void af_column_rows(float* const* sums, int64_t t0, int64_t t1, int64_
 #endif
 #endif
 
-#if defined(AF_MAX_PS512)
+#if defined(AF_MAX_PS512) && !AF_LANE_PAIRS
 #define AF_EXP_ROW_X16 1
 
 /// af_exp_nonpos of 16 lanes (see above).

@@ -111,7 +111,7 @@ AF_INLINE void af_nt_fence(void) {
 #endif
 #endif
 #endif
-#if defined(AF_CVTNE2PS2BF16)
+#if defined(AF_CVTNE2PS2BF16) && !defined(AF_FORCE_LANE_PAIRS)  // (kernel_prelude_lanes.h)
 #define AF_BF16_CVT 1
 typedef float af_bf16_chunk_t;
 #define AF_BF16_CHUNK_VALUE(v) (v)

@@ -1,0 +1,124 @@
+// The AVX2 form of the vector code (kernel_prelude_lanes.h's lane pairs:
+// vector passes, column vectors, and lane_loops.cpp's Elementwise loops)
+// run on any AVX2 machine, AVX-512 ones included (AF_FORCE_LANE_PAIRS
+// before the prelude), against the reference: bf16 elementwise arithmetic
+// over rows that leave every tail of 16 lanes, rotary embedding's halves,
+// rmsnorm and layernorm rows, softmax, a column sum; with NaN, infinities,
+// ties and subnormal results among the values.
+#include <cmath>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "autofuse/graph/text.h"
+#include "autofuse/ref/random.h"
+#include "reduction_test_util.h"
+
+namespace autofuse::codegen_test {
+namespace lane_loops_test_local {
+
+using ::testing::HasSubstr;
+
+const std::string kForce = "#define AF_FORCE_LANE_PAIRS 1\n";
+
+std::vector<sym::Binding> rows(const std::vector<std::pair<int64_t, int64_t>>& nd) {
+  std::vector<sym::Binding> out;
+  for (const auto& [n, d] : nd)
+    out.push_back({{"N", n}, {"D", d}});
+  return out;
+}
+
+// -(x * w + w - x / 3): every lane-form operation on bf16 data. The
+// reference rounds each intermediate to bf16, the kernel computes in f32:
+// errors of a few roundings of values below ~3.
+std::string arithmetic_text(const std::string& dtype) {
+  return "graph lane_arith(x: " + dtype + "[N, D], w: " + dtype +
+         "[D]) {\n"
+         "  p = mul(x, w)\n  q = add(p, w)\n  t = constant(dtype=" +
+         dtype +
+         ", value=3)\n"
+         "  r = div(x, t)\n  s = sub(q, r)\n  y = neg(s)\n  return p, y\n}";
+}
+
+// Rotary embedding's two halves (rows of 2 x 32), each half an output.
+const char* kRotary = R"(graph lane_rotary(x: bf16[N, 64], c: bf16[N, 32], s: bf16[N, 32]) {
+  x1 = slice(x, axes=[1], starts=[0], ends=[32])
+  x2 = slice(x, axes=[1], starts=[32], ends=[64])
+  a1 = mul(x1, c)
+  b1 = mul(x2, s)
+  y1 = sub(a1, b1)
+  a2 = mul(x2, c)
+  b2 = mul(x1, s)
+  y2 = add(a2, b2)
+  return y1, y2
+})";
+
+std::vector<sym::Binding> sizes_n(const std::vector<int64_t>& ns) {
+  std::vector<sym::Binding> out;
+  for (int64_t n : ns)
+    out.push_back({{"N", n}});
+  return out;
+}
+
+std::vector<HostTensor> special_inputs(const Graph& g, const sym::Binding& binding) {
+  std::vector<HostTensor> inputs = random_inputs(g, binding, 3);
+  // NaN, infinities, a bf16 tie (1 + 2^-8 times 1) and tiny values.
+  const double specials[] = {std::nan(""), INFINITY, -INFINITY, 1.0 + 1.0 / 256, 1e-39, -3e-40};
+  HostTensor& x = inputs.at(0);
+  for (int64_t i = 0; i < x.numel(); i += 7)
+    x.set_f64(i, specials[(i / 7) % 6]);
+  return inputs;
+}
+
+TEST(LaneLoops, Avx2FormMatchesTheReference) {
+  std::vector<GraphCase> cases;
+  const auto nd = rows({{1, 1},
+                        {3, 15},
+                        {2, 16},
+                        {5, 17},
+                        {4, 63},
+                        {3, 64},
+                        {2, 65},
+                        {7, 100},
+                        {2, 1000},
+                        {300, 64}});
+  GraphCase arith{"arith_bf16", parse_graph(arithmetic_text("bf16")), nd, 8e-3, 3e-2};
+  arith.make_inputs = special_inputs;
+  cases.push_back(std::move(arith));
+  // The reference rounds each product to bf16 before the difference, the
+  // kernel does not: absolute errors of a product's rounding (values < 1).
+  cases.push_back({"rotary", parse_graph(kRotary), sizes_n({1, 5, 64, 1000}), 8e-3, 8e-3});
+  cases.push_back(
+      {"softmax_bf16", parse_graph(softmax_text("bf16", "384")), sizes_n({1, 9}), 1e-2, 1e-3});
+  const std::string code = check_cases(cases, 1, kForce);
+  EXPECT_THAT(code, HasSubstr("#if AF_LANE_PAIRS  // 16 lanes as two registers"));
+  EXPECT_THAT(code, HasSubstr("af_put16_bf16("));
+}
+
+TEST(LaneLoops, Avx2VectorPassesMatchTheReference) {
+  // Reductions: rows of layernorm and rmsnorm (sums, a storing pass), a
+  // column sum, on split and "from memory" machines too.
+  std::vector<GraphCase> cases;
+  for (const char* dt : {"f32", "bf16"}) {
+    const double tol = std::string(dt) == "f32" ? 2e-5 : 2e-2;
+    cases.push_back({std::string("rms_") + dt,
+                     parse_graph(std::string("graph lane_rms(x: ") + dt + "[N, 768], g: " + dt +
+                                 "[768]) {\n  sq = mul(x, x)\n  m = reduce_mean(sq, axes=[1], "
+                                 "keepdims=true)\n  e = constant(dtype=" +
+                                 dt +
+                                 ", value=1e-6)\n  me = add(m, e)\n  r = rsqrt(me)\n  xn = mul(x, "
+                                 "r)\n  y = mul(xn, g)\n  return y\n}"),
+                     sizes_n({1, 3, 65}), tol, tol});
+    cases.push_back({std::string("colsum_") + dt,
+                     parse_graph(std::string("graph lane_col(x: ") + dt +
+                                 "[N, D]) {\n  s = reduce_sum(x, axes=[0], keepdims=true)\n  "
+                                 "return s\n}"),
+                     rows({{1, 1}, {63, 17}, {130, 129}, {7, 300}}), tol, tol});
+  }
+  const std::string code = check_split_cases(cases, /*expect_split=*/false, 1, kForce);
+  EXPECT_THAT(code, HasSubstr("af_column_rows<1>("));
+  EXPECT_THAT(code, HasSubstr("af_row_sum16x4("));
+}
+
+}  // namespace lane_loops_test_local
+}  // namespace autofuse::codegen_test
