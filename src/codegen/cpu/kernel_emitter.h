@@ -308,7 +308,7 @@ class KernelEmitter {
   /// An Elementwise loop over `axis` with `nodes` as 16 lanes (lane_loops.cpp):
   /// per node whether it is a vector, or empty where the loop keeps its form.
   std::vector<bool> lane_loop_values(int axis, const std::vector<int>& nodes) const;
-  /// That form over [lo, hi), `#if AF_LANE_PAIRS` and the `#else` line.
+  /// That form's loop over [lo, hi) (simd_loop puts it under `#if AF_LANE_PAIRS`).
   std::string lane_loop(int axis, const std::string& lo, const std::string& hi,
                         const std::vector<int>& nodes, const std::vector<bool>& vec,
                         const std::function<StoreTo(int)>& store_to,

@@ -44,8 +44,8 @@ namespace autofuse::codegen::cpu {
 using ascir::AscKind;
 
 std::vector<bool> KernelEmitter::lane_loop_values(int axis, const std::vector<int>& nodes) const {
-  if (kernel_.kind != schedule::Template::Elementwise || axis != vector_axis_ || has_gathers_ ||
-      !chunk_sigmoids_.empty())
+  // (A chunk sigmoid's loop has its Sigmoid, not arithmetic: no lane form.)
+  if (kernel_.kind != schedule::Template::Elementwise || axis != vector_axis_ || has_gathers_)
     return {};
   const auto lane_dtype = [](DType dtype) { return dtype == DType::f32 || dtype == DType::bf16; };
   const auto contiguous = [&](const AscNode& n) {
@@ -129,13 +129,12 @@ std::string KernelEmitter::lane_loop(int axis, const std::string& lo, const std:
   const bool whole =
       hi == lo + " + AF_NT_CHUNK" || (lo == "0" && hi == size(axis) && extent && *extent % 16 == 0);
   const std::string in1 = indent + "  ";
-  std::string out = "#if AF_LANE_PAIRS  // 16 lanes as two registers (lane_loops.cpp)\n";
-  out += fmt::format("{0}for (int64_t {1} = {2}; {1} < {3}; {1} += 16) {{\n", indent, i, lo, hi);
+  std::string out =
+      fmt::format("{0}for (int64_t {1} = {2}; {1} < {3}; {1} += 16) {{\n", indent, i, lo, hi);
   out += whole ? in1 + "const int64_t n_ = 16;  // whole vectors\n"
                : fmt::format("{}const int64_t n_ = {} - {};\n", in1, hi, i);
   out += vector_statements(nodes, vec, in1, store, axis);
-  out += indent + "}\n#else\n";
-  return out;
+  return out + indent + "}\n";
 }
 
 std::string KernelEmitter::simd_loop(int axis, const std::string& lo, const std::string& hi,
@@ -152,7 +151,8 @@ std::string KernelEmitter::simd_loop(int axis, const std::string& lo, const std:
   if (updates) return loop;
   const std::vector<bool> vec = lane_loop_values(axis, nodes);
   if (vec.empty()) return loop;
-  return lane_loop(axis, lo, hi, nodes, vec, store_to, indent) + loop + "#endif\n";
+  return "#if AF_LANE_PAIRS  // 16 lanes as two registers (lane_loops.cpp)\n" +
+         lane_loop(axis, lo, hi, nodes, vec, store_to, indent) + "#else\n" + loop + "#endif\n";
 }
 
 }  // namespace autofuse::codegen::cpu
