@@ -21,8 +21,16 @@ struct CompilerOptions {
   /// point exception flags) but lets g++ invert a compare instead of
   /// negating its mask (NaN-exact max/min/relu): chain30 and swiglu 0.86-0.93x
   /// the time (docs/benchmarks.md, session 26). -O3 over -O2: softmax 1.3-1.5x.
-  std::vector<std::string> flags = {"-O3",           "-march=native", "-fno-math-errno",
-                                    "-fopenmp-simd", "-fno-plt",      "-fno-trapping-math"};
+  /// -mprefer-vector-width=512: g++ tunes Intel AVX-512 cores (icelake,
+  /// skylake-avx512, sapphirerapids) for 256-bit loops, so a loop wrote its
+  /// f32 row buffers in 32-byte halves that the prelude's 64-byte vector code
+  /// then read back, each load waiting for two stores (store forwarding
+  /// fails): on an Ice Lake, swiglu bf16 0.38x the time in L2, 0.61x large,
+  /// rmsnorm bf16 0.72x (docs/benchmarks.md, session 39). No effect without
+  /// AVX-512.
+  std::vector<std::string> flags = {
+      "-O3",           "-march=native", "-mprefer-vector-width=512", "-fno-math-errno",
+      "-fopenmp-simd", "-fno-plt",      "-fno-trapping-math"};
   /// Link flags and libraries, placed after the source file on the command
   /// line (e.g. "-lmvec" when the module calls libmvec's vector math).
   std::vector<std::string> link_flags = {"-lm"};
