@@ -69,67 +69,67 @@ std::vector<bool> simd_loop_lines(const std::string& code) {
   return near;
 }
 
-/// g++'s reports of loops after a pragma that it did not vectorize, when
-/// compiling `code` for `march`.
-std::vector<std::string> scalar_simd_loops(const std::string& code, const std::string& march) {
+/// g++'s vectorizer report (`report`, an -fopt-info option) on `code`
+/// compiled with `flags` (compile only), and the file name it names.
+struct VecReport {
+  std::string output;
+  std::string file;
+};
+VecReport vectorizer_report(const std::string& code, const std::string& tag,
+                            const std::vector<std::string>& flags, const std::string& report) {
   const std::filesystem::path dir = std::filesystem::temp_directory_path();
   const std::string path =
-      (dir / ("af_vectorization_" + std::to_string(::getpid()) + "_" + march + ".cpp")).string();
-  {
-    std::ofstream out(path);
-    out << code;
-  }
-  const std::string gxx = jit::find_program("g++");
-  if (gxx.empty()) return {"no g++"};
-  const std::string obj = path + ".o";
-  const jit::ProcessResult c =
-      jit::run_process({gxx, "-O3", "-march=" + march, "-fno-math-errno", "-fopenmp-simd", "-fPIC",
-                        "-c", "-o", obj, "-fopt-info-vec-all", path});
-  std::remove(obj.c_str());
-  std::remove(path.c_str());
-  EXPECT_EQ(c.exit_code, 0) << c.output;
-  // Not vacuous: the kernels have vector loops, and g++ reports on them.
-  EXPECT_NE(code.find("#pragma omp simd"), std::string::npos);
-  EXPECT_NE(c.output.find("loop vectorized"), std::string::npos) << march;
-  const std::vector<bool> near = simd_loop_lines(code);
-  const std::string name = std::filesystem::path(path).filename().string();
-  std::vector<std::string> scalar;
-  std::istringstream in(c.output);
-  std::string line;
-  while (std::getline(in, line)) {
-    // "<file>:<line>:<col>: missed: couldn't vectorize loop"
-    if (line.find("couldn't vectorize loop") == std::string::npos) continue;
-    const size_t at = line.find(name + ":");
-    if (at == std::string::npos) continue;
-    const size_t n = std::stoul(line.substr(at + name.size() + 1));
-    if (n < near.size() && near[n]) scalar.push_back(line);
-  }
-  return scalar;
-}
-
-/// Per `#pragma omp simd` line of `code` without simdlen: the widest vectors
-/// (bytes) g++ reports using for its loop, when
-/// compiling with the JIT's default flags for `march` instead of native
-/// (0: the loop was not reported as vectorized).
-std::map<size_t, int> widest_vectors(const std::string& code, const std::string& march) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path();
-  const std::string path =
-      (dir / ("af_widths_" + std::to_string(::getpid()) + "_" + march + ".cpp")).string();
+      (dir / ("af_vectorization_" + std::to_string(::getpid()) + "_" + tag + ".cpp")).string();
   {
     std::ofstream out(path);
     out << code;
   }
   const std::string gxx = jit::find_program("g++");
   EXPECT_FALSE(gxx.empty()) << "no g++";
+  if (gxx.empty()) return {};
   std::vector<std::string> argv = {gxx};
-  for (const std::string& flag : jit::CompilerOptions{}.flags)
-    argv.push_back(flag == "-march=native" ? "-march=" + march : flag);
+  argv.insert(argv.end(), flags.begin(), flags.end());
   const std::string obj = path + ".o";
-  argv.insert(argv.end(), {"-fPIC", "-c", "-o", obj, "-fopt-info-vec-optimized", path});
-  const jit::ProcessResult c = gxx.empty() ? jit::ProcessResult{} : jit::run_process(argv);
+  argv.insert(argv.end(), {"-fPIC", "-c", "-o", obj, report, path});
+  const jit::ProcessResult c = jit::run_process(argv);
   std::remove(obj.c_str());
   std::remove(path.c_str());
   EXPECT_EQ(c.exit_code, 0) << c.output;
+  return {c.output, std::filesystem::path(path).filename().string()};
+}
+
+/// g++'s reports of loops after a pragma that it did not vectorize, when
+/// compiling `code` for `march`.
+std::vector<std::string> scalar_simd_loops(const std::string& code, const std::string& march) {
+  const VecReport r =
+      vectorizer_report(code, march, {"-O3", "-march=" + march, "-fno-math-errno", "-fopenmp-simd"},
+                        "-fopt-info-vec-all");
+  // Not vacuous: the kernels have vector loops, and g++ reports on them.
+  EXPECT_NE(code.find("#pragma omp simd"), std::string::npos);
+  EXPECT_NE(r.output.find("loop vectorized"), std::string::npos) << march;
+  const std::vector<bool> near = simd_loop_lines(code);
+  std::vector<std::string> scalar;
+  std::istringstream in(r.output);
+  std::string line;
+  while (std::getline(in, line)) {
+    // "<file>:<line>:<col>: missed: couldn't vectorize loop"
+    if (line.find("couldn't vectorize loop") == std::string::npos) continue;
+    const size_t at = line.find(r.file + ":");
+    if (at == std::string::npos) continue;
+    const size_t n = std::stoul(line.substr(at + r.file.size() + 1));
+    if (n < near.size() && near[n]) scalar.push_back(line);
+  }
+  return scalar;
+}
+
+/// Per `#pragma omp simd` line of `code` without simdlen: the widest vectors
+/// (bytes) g++ reports using for its loop, compiled with the JIT's default
+/// flags for `march` instead of native (0: not reported as vectorized).
+std::map<size_t, int> widest_vectors(const std::string& code, const std::string& march) {
+  std::vector<std::string> flags;
+  for (const std::string& flag : jit::CompilerOptions{}.flags)
+    flags.push_back(flag == "-march=native" ? "-march=" + march : flag);
+  const VecReport r = vectorizer_report(code, "widths_" + march, flags, "-fopt-info-vec-optimized");
   // The loops, by their pragma's line: omp simd without simdlen (a
   // simdlen(16) loop over 16-bit data is reported as 32-byte vectors). g++
   // reports a loop at one of the three lines after its pragma.
@@ -148,9 +148,9 @@ std::map<size_t, int> widest_vectors(const std::string& code, const std::string&
     }
   }
   // "<file>:<line>:<col>: optimized: loop vectorized using 64 byte vectors"
-  const std::string name = std::filesystem::path(path).filename().string() + ":";
+  const std::string name = r.file + ":";
   const std::string using_ = "loop vectorized using ";
-  std::istringstream in(c.output);
+  std::istringstream in(r.output);
   std::string line;
   while (std::getline(in, line)) {
     const size_t at = line.find(name);
