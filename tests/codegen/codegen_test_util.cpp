@@ -141,6 +141,53 @@ std::string softmax_text(const std::string& dtype, const std::string& d) {
                      dtype, d);
 }
 
+std::string selects_pass_text(const std::string& dtype, const std::string& d) {
+  return fmt::format(R"(graph selects(x: {0}[N, {1}], y: {0}[N, {1}]) {{
+  m = reduce_mean(x, axes=[1], keepdims=true)
+  c = constant(dtype={0}, value=0.5)
+  one = constant(dtype={0}, value=1)
+  a = abs(x)
+  r = relu(y)
+  mx = max(a, r)
+  mn = min(mx, c)
+  mk = max(c, y)
+  ck = min(c, x)
+  q = sqrt(a)
+  qn = sqrt(r)
+  d1 = add(q, one)
+  rc = reciprocal(d1)
+  t1 = add(mn, mk)
+  t2 = mul(t1, rc)
+  t3 = min(t2, m)
+  t4 = max(m, t3)
+  t5 = add(t4, ck)
+  t6 = max(x, c)
+  t7 = min(y, t6)
+  t8 = add(t5, t7)
+  t9 = max(t8, qn)
+  u = add(t9, one)
+  s = reduce_sum(u, axes=[1], keepdims=true)
+  z = sub(u, s)
+  mxy = max(x, y)
+  myx = max(y, x)
+  nxy = min(x, y)
+  nyx = min(y, x)
+  ws = mul(mxy, s)
+  return s, z, ws, myx, nxy, nyx
+}})",
+                     dtype, d);
+}
+
+std::vector<HostTensor> selects_inputs(const Graph& graph, const sym::Binding& binding) {
+  std::vector<HostTensor> in = random_inputs(graph, binding, 7);
+  const int64_t d = in.at(0).numel() / binding.at("N");
+  set_row_elements(in[0], d, d - 1, {{0, -0.0}, {1, NAN}, {2, 0.0}, {3, INFINITY}, {5, -INFINITY}});
+  set_row_elements(in[0], d, 0, {{0, -0.0}, {4, -0.0}, {6, INFINITY}});
+  set_row_elements(in[1], d, 0, {{0, -0.0}, {2, 0.0}, {4, -0.0}});
+  set_row_elements(in[1], d, d - 1, {{2, -0.0}, {4, -INFINITY}, {7, NAN}});
+  return in;
+}
+
 void set_row_elements(HostTensor& x, int64_t d, int64_t col,
                       const std::vector<std::pair<int64_t, double>>& values) {
   for (const auto& [row, v] : values)

@@ -89,6 +89,17 @@ struct GraphCase {
 /// Softmax over the last axis of x: dtype[N, d] (`d` a size or a symbol).
 std::string softmax_text(const std::string& dtype, const std::string& d = "D");
 
+/// A row pass of every select and root the 16-lane vector code has
+/// (kernel_prelude_lanes.h): abs, relu, max and min of two values, against a
+/// constant on either side and against the row's mean, sqrt and reciprocal,
+/// summed over x: dtype[N, d] and y; returns the sum s, z = u - s, and
+/// max and min of x and y both ways round (stored: NaN on either side).
+std::string selects_pass_text(const std::string& dtype, const std::string& d = "D");
+
+/// Random inputs of selects_pass_text's graph with NaN, infinities and
+/// signed zeros among x's and y's values (first and last lanes of rows).
+std::vector<HostTensor> selects_inputs(const Graph& graph, const sym::Binding& binding);
+
 /// Sets element `col` of rows `values[k].first` of `x` (rows of `d`
 /// elements) to `values[k].second`; rows past x's end are left out.
 void set_row_elements(HostTensor& x, int64_t d, int64_t col,

@@ -4,7 +4,8 @@
 // before the prelude), against the reference: bf16 elementwise arithmetic
 // over rows that leave every tail of 16 lanes, rotary embedding's halves,
 // rmsnorm and layernorm rows, softmax, a column sum; with NaN, infinities,
-// ties and subnormal results among the values.
+// ties and subnormal results among the values; abs, relu, max, min, sqrt
+// and reciprocal in vector passes.
 #include <cmath>
 
 #include <gmock/gmock.h>
@@ -17,6 +18,7 @@
 namespace autofuse::codegen_test {
 namespace lane_loops_test_local {
 
+using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 
 const std::string kForce = "#define AF_FORCE_LANE_PAIRS 1\n";
@@ -115,7 +117,16 @@ TEST(LaneLoops, Avx2VectorPassesMatchTheReference) {
                                  "return s\n}"),
                      rows({{1, 1}, {63, 17}, {130, 129}, {7, 300}}), tol, tol});
   }
+  for (const char* dt : {"f32", "bf16"}) {
+    const bool f32 = std::string(dt) == "f32";
+    for (const char* d : {"100", "D"})
+      cases.push_back({fmt::format("selects_{}_{}", dt, d), parse_graph(selects_pass_text(dt, d)),
+                       std::string(d) == "D" ? rows({{1, 1}, {3, 15}, {9, 17}, {8, 100}, {2, 1025}})
+                                             : sizes_n({1, 8, 19}),
+                       f32 ? 1e-5 : 2e-2, f32 ? 1e-4 : 0.5, selects_inputs});
+  }
   const std::string code = check_split_cases(cases, /*expect_split=*/false, 1, kForce);
+  EXPECT_THAT(code, ContainsRegex(R"(const auto v[0-9]+ = af_fmax\(v)"));
   EXPECT_THAT(code, HasSubstr("af_column_rows<1>("));
   EXPECT_THAT(code, HasSubstr("af_row_sum16x4("));
 }

@@ -306,6 +306,32 @@ TEST(VectorPass, MaxPassesMatchTheReference) {
   EXPECT_THAT(code, HasSubstr("if (redo_)"));
 }
 
+// Passes with abs, relu, max, min (of two values, against a constant on
+// either side and against a row-level value), sqrt and reciprocal as 16-lane
+// vector code (kernel_prelude_lanes.h's overloads), with NaN, infinities and
+// signed zeros; rows with every tail, static and symbolic.
+TEST(VectorPass, SelectsAndRootsMatchTheReference) {
+  std::vector<GraphCase> cases;
+  const std::vector<sym::Binding> rows = {{{"N", 1}}, {{"N", 8}}, {{"N", 19}}};
+  std::vector<sym::Binding> symbolic;
+  for (int64_t d : {1, 15, 16, 17, 64, 100, 1025})
+    symbolic.push_back({{"N", 9}, {"D", d}});
+  for (const char* dt : {"f32", "bf16"}) {
+    const bool f32 = std::string(dt) == "f32";
+    for (const char* d : {"64", "100", "768", "D"})
+      cases.push_back({fmt::format("selects {} D={}", dt, d), parse_graph(selects_pass_text(dt, d)),
+                       std::string(d) == "D" ? symbolic : rows, f32 ? 1e-5 : tol(dt),
+                       f32 ? 1e-4 : 0.5, selects_inputs});
+  }
+  const std::string code = check_split_cases(cases, /*expect_split=*/false);
+  // The ops in vector code: `const auto` values of the lambdas (loops name
+  // their values `const float`; vector passes call af_fmax / af_fmin with
+  // a constant too, lane loops af_fmin_vk and the like).
+  for (const char* call : {"af_abs", "af_frelu", "af_fmax", "af_fmin", "af_sqrt"})
+    EXPECT_THAT(code, ContainsRegex(fmt::format(R"(const auto v[0-9]+ = {}\(v)", call))) << call;
+  EXPECT_THAT(code, ContainsRegex(R"(const auto v[0-9]+ = \(1.0f / v)"));
+}
+
 // The storing pass under every tiling key (1: streaming stores), with
 // outputs at and off 64-byte boundaries, on one core and on blocks that
 // split the rows unevenly.

@@ -60,8 +60,8 @@ constexpr int64_t kVectorPassMinRow = 64;
 constexpr const char* kVectorPassRedo = "redo_";
 /// Vector passes (vector_pass.cpp, column_vectors.cpp): a value the kernel
 /// computes as a float (16-bit types too: they are rounded where stored;
-/// float8 is rounded after every op), and the ops they write as GNU vector
-/// arithmetic.
+/// float8 is rounded after every op), and the ops they write on af_f32x16
+/// values (arithmetic, or the prelude's 16-lane overloads).
 bool vector_float_value(DType dtype);
 bool vector_arithmetic(OpKind op);
 /// The longest row-invariant narrow Load converted to an f32 copy once per

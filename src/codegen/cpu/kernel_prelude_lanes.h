@@ -483,6 +483,81 @@ AF_INLINE void af_put32_bf16(uint16_t* p, af_f32x16 lo, af_f32x16 hi, bool nt) {
 #endif  // AF_LANE_PAIRS
 #undef AF_EXTREME
 
+// ---- elementwise ops on 16 lanes (vector passes, lane loops) ---------------
+// The names the generated code calls on floats (kernel_prelude_math.h), for
+// af_f32x16 operands, with the same selects lane by lane: NaN and signed
+// zeros come out as the scalar functions give them (vector_arithmetic in
+// vector_pass.cpp lists the ops). A float operand is broadcast.
+template <class V>
+AF_INLINE V af_lanes_abs(V x) {
+  typedef decltype(x < x) M;  // the same-size integer vector
+  return (V)((M)x & 0x7fffffff);
+}
+template <class V>
+AF_INLINE V af_lanes_relu(V x) {
+  const V z = {};
+  return x <= z ? z : x;  // NaN <= 0 is false: a NaN stays; -0 gives +0
+}
+template <class V>
+AF_INLINE V af_lanes_max(V a, V b) {
+  return a != a ? a : (a > b ? a : b);
+}
+template <class V>
+AF_INLINE V af_lanes_min(V a, V b) {
+  return a != a ? a : (a < b ? a : b);
+}
+#if AF_VECTOR_PASS
+#if AF_LANE_PAIRS
+#define AF_LANES1(f, x) (af_f32x16{f((x).lo), f((x).hi)})
+#define AF_LANES2(f, a, b) (af_f32x16{f((a).lo, (b).lo), f((a).hi, (b).hi)})
+#define AF_LANES_SPLAT(s) (af_f32x16{(af_f32x8){} + (s), (af_f32x8){} + (s)})
+AF_INLINE af_f32x8 af_lanes_sqrt(af_f32x8 x) {
+  return __builtin_ia32_sqrtps256(x);
+}
+#else
+#define AF_LANES1(f, x) f(x)
+#define AF_LANES2(f, a, b) f(a, b)
+#define AF_LANES_SPLAT(s) ((af_f32x16){} + (s))
+AF_INLINE af_f32x16 af_lanes_sqrt(af_f32x16 x) {
+#if defined(__clang__) && __has_builtin(__builtin_ia32_sqrtps512)
+  return __builtin_ia32_sqrtps512(x, 4);
+#elif !defined(__clang__) && __has_builtin(__builtin_ia32_sqrtps512_mask)
+  return __builtin_ia32_sqrtps512_mask(x, x, (unsigned short)0xffff, 4);
+#else
+  af_f32x16 r;
+  for (int k = 0; k < 16; ++k)
+    r[k] = __builtin_sqrtf(x[k]);
+  return r;
+#endif
+}
+#endif
+AF_INLINE af_f32x16 af_abs(af_f32x16 x) {
+  return AF_LANES1(af_lanes_abs, x);
+}
+AF_INLINE af_f32x16 af_frelu(af_f32x16 x) {
+  return AF_LANES1(af_lanes_relu, x);
+}
+AF_INLINE af_f32x16 af_sqrt(af_f32x16 x) {
+  return AF_LANES1(af_lanes_sqrt, x);
+}
+#define AF_LANES_BINARY(name, impl)                                     \
+  AF_INLINE af_f32x16 name(af_f32x16 a, af_f32x16 b) {                  \
+    return AF_LANES2(impl, a, b);                                       \
+  }                                                                     \
+  AF_INLINE af_f32x16 name(af_f32x16 a, float b) {                      \
+    return name(a, AF_LANES_SPLAT(b));                                  \
+  }                                                                     \
+  AF_INLINE af_f32x16 name(float a, af_f32x16 b) {                      \
+    return name(AF_LANES_SPLAT(a), b);                                  \
+  }
+AF_LANES_BINARY(af_fmax, af_lanes_max)
+AF_LANES_BINARY(af_fmin, af_lanes_min)
+#undef AF_LANES_BINARY
+#undef AF_LANES1
+#undef AF_LANES2
+#undef AF_LANES_SPLAT
+#endif  // AF_VECTOR_PASS
+
 // A storing pass with bf16 stores is a vector pass where af_put32_bf16
 // rounds by the vector (vcvtne2ps2bf16, or AVX2's integer rounding); the
 // loop elsewhere (AVX-512 without BF16: g++ rounds ~9 instructions per 16

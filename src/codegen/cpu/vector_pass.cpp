@@ -105,8 +105,24 @@ bool vector_float_value(DType dtype) {
 }
 
 bool vector_arithmetic(OpKind op) {
-  return op == OpKind::Add || op == OpKind::Sub || op == OpKind::Mul || op == OpKind::Div ||
-         op == OpKind::Neg;
+  switch (op) {
+    case OpKind::Add:
+    case OpKind::Sub:
+    case OpKind::Mul:
+    case OpKind::Div:
+    case OpKind::Neg:
+    case OpKind::Reciprocal:
+    // af_f32x16 overloads (kernel_prelude_lanes.h), lane by lane the
+    // scalar functions' selects.
+    case OpKind::Abs:
+    case OpKind::Relu:
+    case OpKind::Max:
+    case OpKind::Min:
+    case OpKind::Sqrt:
+      return true;
+    default:
+      return false;
+  }
 }
 
 bool KernelEmitter::extreme_reduce(int r) const {
