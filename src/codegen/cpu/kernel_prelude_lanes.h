@@ -483,7 +483,7 @@ AF_INLINE void af_put32_bf16(uint16_t* p, af_f32x16 lo, af_f32x16 hi, bool nt) {
 #endif  // AF_LANE_PAIRS
 #undef AF_EXTREME
 
-// ---- elementwise ops on 16 lanes (vector passes, lane loops) ---------------
+// ---- elementwise ops on 16 lanes (vector passes, column vectors) -----------
 // The names the generated code calls on floats (kernel_prelude_math.h), for
 // af_f32x16 operands, with the same selects lane by lane: NaN and signed
 // zeros come out as the scalar functions give them (vector_arithmetic in
@@ -518,11 +518,17 @@ AF_INLINE af_f32x8 af_lanes_sqrt(af_f32x8 x) {
 #define AF_LANES1(f, x) f(x)
 #define AF_LANES2(f, a, b) f(a, b)
 #define AF_LANES_SPLAT(s) ((af_f32x16){} + (s))
-AF_INLINE af_f32x16 af_lanes_sqrt(af_f32x16 x) {
+// vsqrtps: the builtin's name and form differ between g++ and clang.
+#if defined(__has_builtin)
 #if defined(__clang__) && __has_builtin(__builtin_ia32_sqrtps512)
-  return __builtin_ia32_sqrtps512(x, 4);
+#define AF_SQRT_PS512(x) __builtin_ia32_sqrtps512(x, 4)
 #elif !defined(__clang__) && __has_builtin(__builtin_ia32_sqrtps512_mask)
-  return __builtin_ia32_sqrtps512_mask(x, x, (unsigned short)0xffff, 4);
+#define AF_SQRT_PS512(x) __builtin_ia32_sqrtps512_mask(x, x, (unsigned short)0xffff, 4)
+#endif
+#endif
+AF_INLINE af_f32x16 af_lanes_sqrt(af_f32x16 x) {
+#if defined(AF_SQRT_PS512)
+  return AF_SQRT_PS512(x);
 #else
   af_f32x16 r;
   for (int k = 0; k < 16; ++k)
