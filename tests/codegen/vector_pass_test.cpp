@@ -325,8 +325,8 @@ TEST(VectorPass, SelectsAndRootsMatchTheReference) {
   }
   const std::string code = check_split_cases(cases, /*expect_split=*/false);
   // The ops in vector code: `const auto` values of the lambdas (loops name
-  // their values `const float`; vector passes call af_fmax / af_fmin with
-  // a constant too, lane loops af_fmin_vk and the like).
+  // their values `const float`; against a constant a vector pass calls
+  // af_fmax / af_fmin where a loop calls af_fmin_vk and the like).
   for (const char* call : {"af_abs", "af_frelu", "af_fmax", "af_fmin", "af_sqrt"})
     EXPECT_THAT(code, ContainsRegex(fmt::format(R"(const auto v[0-9]+ = {}\(v)", call))) << call;
   EXPECT_THAT(code, ContainsRegex(R"(const auto v[0-9]+ = \(1.0f / v)"));
