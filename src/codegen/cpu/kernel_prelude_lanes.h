@@ -546,15 +546,15 @@ AF_INLINE af_f32x16 af_frelu(af_f32x16 x) {
 AF_INLINE af_f32x16 af_sqrt(af_f32x16 x) {
   return AF_LANES1(af_lanes_sqrt, x);
 }
-#define AF_LANES_BINARY(name, impl)                                     \
-  AF_INLINE af_f32x16 name(af_f32x16 a, af_f32x16 b) {                  \
-    return AF_LANES2(impl, a, b);                                       \
-  }                                                                     \
-  AF_INLINE af_f32x16 name(af_f32x16 a, float b) {                      \
-    return name(a, AF_LANES_SPLAT(b));                                  \
-  }                                                                     \
-  AF_INLINE af_f32x16 name(float a, af_f32x16 b) {                      \
-    return name(AF_LANES_SPLAT(a), b);                                  \
+#define AF_LANES_BINARY(name, impl)                    \
+  AF_INLINE af_f32x16 name(af_f32x16 a, af_f32x16 b) { \
+    return AF_LANES2(impl, a, b);                      \
+  }                                                    \
+  AF_INLINE af_f32x16 name(af_f32x16 a, float b) {     \
+    return name(a, AF_LANES_SPLAT(b));                 \
+  }                                                    \
+  AF_INLINE af_f32x16 name(float a, af_f32x16 b) {     \
+    return name(AF_LANES_SPLAT(a), b);                 \
   }
 AF_LANES_BINARY(af_fmax, af_lanes_max)
 AF_LANES_BINARY(af_fmin, af_lanes_min)
