@@ -64,6 +64,8 @@ constexpr const char* kVectorPassRedo = "redo_";
 /// values (arithmetic, or the prelude's 16-lane overloads).
 bool vector_float_value(DType dtype);
 bool vector_arithmetic(OpKind op);
+/// Its +, -, *, / and negation (lane_loops.cpp's ops).
+bool float_arithmetic(OpKind op);
 /// The longest row-invariant narrow Load converted to an f32 copy once per
 /// call (row_invariant_: 16 KiB of stack each at most).
 constexpr int64_t kInvariantMax = 4096;

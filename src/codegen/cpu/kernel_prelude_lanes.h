@@ -488,6 +488,7 @@ AF_INLINE void af_put32_bf16(uint16_t* p, af_f32x16 lo, af_f32x16 hi, bool nt) {
 // af_f32x16 operands, with the same selects lane by lane: NaN and signed
 // zeros come out as the scalar functions give them (vector_arithmetic in
 // vector_pass.cpp lists the ops). A float operand is broadcast.
+#if AF_VECTOR_PASS
 template <class V>
 AF_INLINE V af_lanes_abs(V x) {
   typedef decltype(x < x) M;  // the same-size integer vector
@@ -506,7 +507,6 @@ template <class V>
 AF_INLINE V af_lanes_min(V a, V b) {
   return a != a ? a : (a < b ? a : b);
 }
-#if AF_VECTOR_PASS
 #if AF_LANE_PAIRS
 #define AF_LANES1(f, x) (af_f32x16{f((x).lo), f((x).hi)})
 #define AF_LANES2(f, a, b) (af_f32x16{f((a).lo, (b).lo), f((a).hi, (b).hi)})

@@ -41,16 +41,6 @@
 
 namespace autofuse::codegen::cpu {
 
-namespace {
-
-/// The ops of a lane loop: vector_arithmetic's arithmetic subset.
-bool lane_arithmetic(OpKind op) {
-  return op == OpKind::Add || op == OpKind::Sub || op == OpKind::Mul || op == OpKind::Div ||
-         op == OpKind::Neg;
-}
-
-}  // namespace
-
 using ascir::AscKind;
 
 std::vector<bool> KernelEmitter::lane_loop_values(int axis, const std::vector<int>& nodes) const {
@@ -86,7 +76,7 @@ std::vector<bool> KernelEmitter::lane_loop_values(int axis, const std::vector<in
         // Arithmetic only: with abs, max, min, relu and sqrt too, chain30
         // bf16's loop took 1.04-1.09x the time in this form (an AVX2 build on
         // an Ice Lake, session 39), though vector passes gain from them.
-        if (n.kind == AscKind::Compute && !lane_arithmetic(n.op)) return {};
+        if (n.kind == AscKind::Compute && !float_arithmetic(n.op)) return {};
         for (int in : n.inputs) {
           if (!vector_float_value(node(in).dtype)) return {};
           if (in_loop[static_cast<size_t>(in)] && vec[static_cast<size_t>(in)]) vec[at] = true;

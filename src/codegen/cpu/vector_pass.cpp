@@ -104,14 +104,15 @@ bool vector_float_value(DType dtype) {
   return c_compute_type(dtype) == "float" && !is_float8(dtype);
 }
 
+bool float_arithmetic(OpKind op) {
+  return op == OpKind::Add || op == OpKind::Sub || op == OpKind::Mul || op == OpKind::Div ||
+         op == OpKind::Neg;
+}
+
 bool vector_arithmetic(OpKind op) {
+  if (float_arithmetic(op)) return true;
   switch (op) {
-    case OpKind::Add:
-    case OpKind::Sub:
-    case OpKind::Mul:
-    case OpKind::Div:
-    case OpKind::Neg:
-    case OpKind::Reciprocal:
+    case OpKind::Reciprocal:  // (1.0f / x)
     // af_f32x16 overloads (kernel_prelude_lanes.h), lane by lane the
     // scalar functions' selects.
     case OpKind::Abs:
