@@ -131,5 +131,59 @@ TEST(LaneLoops, Avx2VectorPassesMatchTheReference) {
   EXPECT_THAT(code, HasSubstr("af_row_sum16x4("));
 }
 
+// AVX-512 without AVX512-BF16: a 16-lane loop over a row of 16 bf16
+// (simdlen(16)) as one register of 16 lanes, where g++ computes the loop's
+// f32 values in 32-byte halves: a short row's stores and its sum from a
+// buffer (dlrm_concat's pieces: RowSpan's tests too), every select and root
+// on rows of 16 with NaN and infinities, Elementwise rows. Elsewhere the
+// loop runs (the form is in the text either way). Each lane computes the
+// loop's expressions: the same bits (dlrm_concat bf16 [32768] in the L2
+// 0.55-0.6x the time, session 40).
+// x * w's rows of 16 with ties for bf16: (1 + 2^-7) * 1.5 is halfway
+// between two bf16 values (rounded to even), and the specials.
+std::vector<HostTensor> tie_inputs(const Graph& g, const sym::Binding& binding) {
+  std::vector<HostTensor> inputs = special_inputs(g, binding);
+  HostTensor& x = inputs.at(0);
+  for (int64_t i = 0; i < x.numel(); ++i)
+    if (i % 5 == 2) x.set_f64(i, i % 2 ? 1.0 + 1.0 / 128 : -(1.0 + 3.0 / 128));
+  HostTensor& w = inputs.at(1);
+  for (int64_t j = 0; j < w.numel(); ++j)
+    if (j % 3 == 1) w.set_f64(j, 1.5);
+  return inputs;
+}
+
+TEST(LaneLoops, RowsOf16InOneRegisterMatchTheReference) {
+  std::string arith = arithmetic_text("bf16");
+  for (const auto& [from, to] : {std::pair<std::string, std::string>{"[N, D]", "[N, 16]"},
+                                 std::pair<std::string, std::string>{"[D]", "[16]"}})
+    arith.replace(arith.find(from), from.size(), to);
+  std::vector<GraphCase> cases;
+  // Relu'd products stored and summed by the row (a short row's buffer).
+  cases.push_back({"relu_sum_bf16_16", parse_graph(R"(graph relu_sum(x: bf16[N, 16], w: bf16[16]) {
+  p = mul(x, w)
+  r = relu(p)
+  s = reduce_sum(r, axes=[1], keepdims=true)
+  return r, s
+})"),
+                   sizes_n({1, 7, 70}), 1e-2, 2e-2, special_inputs});
+  cases.push_back({"selects_bf16_16", parse_graph(selects_pass_text("bf16", "16")),
+                   sizes_n({1, 8, 19}), 2e-2, 0.5, selects_inputs});
+  // One product rounded once: the reference's bits exactly.
+  cases.push_back({"product_bf16_16", parse_graph(R"(graph product(x: bf16[N, 16], w: bf16[16]) {
+  y = mul(x, w)
+  return y
+})"),
+                   sizes_n({1, 5, 70}), 0, 0, tie_inputs});
+  GraphCase rows16{"arith_bf16_16", parse_graph(arith), sizes_n({1, 3, 70}), 8e-3, 3e-2};
+  rows16.make_inputs = special_inputs;
+  cases.push_back(std::move(rows16));
+  const std::string code = check_cases(cases);
+  EXPECT_THAT(
+      code,
+      HasSubstr("#if AF_VECTOR_PASS && !AF_LANE_PAIRS && !AF_BF16_CVT  // 16 lanes, one register"));
+  EXPECT_THAT(code, ContainsRegex(R"(af_store16\(&rb[0-9]+\[i1 - lo\], &v[0-9]+, n_\);)"));
+  EXPECT_THAT(code, HasSubstr("af_frelu(v"));
+}
+
 }  // namespace lane_loops_test_local
 }  // namespace autofuse::codegen_test

@@ -307,13 +307,16 @@ class KernelEmitter {
                                 const std::string& indent,
                                 const std::function<std::string(const AscNode&)>& store,
                                 int axis = -1) const;
-  /// An Elementwise loop over `axis` with `nodes` as 16 lanes (lane_loops.cpp):
-  /// per node whether it is a vector, or empty where the loop keeps its form.
-  std::vector<bool> lane_loop_values(int axis, const std::vector<int>& nodes) const;
-  /// That form's loop over [lo, hi) (simd_loop puts it under `#if AF_LANE_PAIRS`).
+  /// A loop over `axis` with `nodes` as 16 lanes (lane_loops.cpp): AVX2's
+  /// register pairs, or one AVX-512 register for 16-lane rows of 16-bit data.
+  enum class LaneForm { Pairs, Register };
+  /// Per node whether it is a vector in `form`, or empty where the loop keeps its form.
+  std::vector<bool> lane_loop_values(int axis, const std::vector<int>& nodes, LaneForm form) const;
+  /// That form's loop over [lo, hi), lane_writes_'s buffers written too
+  /// when `writes` (simd_loop puts it under its `#if`).
   std::string lane_loop(int axis, const std::string& lo, const std::string& hi,
                         const std::vector<int>& nodes, const std::vector<bool>& vec,
-                        const std::function<StoreTo(int)>& store_to,
+                        const std::function<StoreTo(int)>& store_to, bool writes,
                         const std::string& indent) const;
   /// A vector loop over [lo, hi): the `pragma` line, the loop over `nodes`
   /// (stores where `store_to` says) and `updates`; with its lane form where
@@ -559,6 +562,9 @@ class KernelEmitter {
   /// there is a buffer, which then holds their operand and gets
   /// af_exp_nonpos_row after the loop (short_row_reduce.cpp).
   mutable std::vector<int> row_exps_;
+  /// While a short row's loop is emitted: its reduce buffers' writes (the
+  /// buffer, the value's node), which are its `updates` (short_row_reduce.cpp).
+  mutable std::optional<std::vector<std::pair<std::string, int>>> lane_writes_;
 
   const schedule::ScheduledKernel& kernel_;
   const ascir::AscGraph& graph_;

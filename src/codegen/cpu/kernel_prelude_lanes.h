@@ -218,12 +218,22 @@ AF_INLINE void af_put16_f32(float* p, af_f32x16 v, int64_t n, bool nt) {
 }
 
 /// p[0, 16), or its first n, = v rounded to bf16 (af_f32_to_bf16's bits;
-/// ordinary stores).
+/// ordinary stores). Without AVX512-BF16 whole vectors by af_f32_to_bf16's
+/// integer steps on the 16 lanes and one vpmovdw (lane_loops.cpp's rows of
+/// 16: the loop's g++ code rounds 8 lanes at a time).
+typedef uint32_t af_u32x16 __attribute__((vector_size(64)));
 AF_INLINE void af_put16_bf16(uint16_t* p, af_f32x16 v, int64_t n) {
 #if AF_BF16_CVT
   if (n >= 16 && __builtin_ia32_fpclassps512_mask(v, 0x20, 0xffff) == 0) {
     const af_nt_vec r = AF_CVTNE2PS2BF16(v, v);
     __builtin_memcpy(p, &r, 32);
+    return;
+  }
+#else
+  if (n >= 16) {
+    const af_u32x16 u = (af_u32x16)v;
+    const af_u32x16 sel = v != v ? (u | 0x400000u) : (u + 0x7fffu + ((u >> 16) & 1u));
+    *(af_u16x16_mem*)p = __builtin_convertvector(sel >> 16, af_u16x16);
     return;
   }
 #endif

@@ -31,6 +31,19 @@
 // Measured (Zen 3, AVX2, one thread, the dumped module in a harness): rotary
 // bf16 [16, 1024, 12, 64] 4.95 -> 3.41 ms with the whole-lines loop so
 // written by hand; docs/benchmarks.md (session 38) has the A/B.
+//
+// AVX-512 has the same trouble in one place: a loop over a row of 16
+// 16-bit values is `simdlen(16)` (short_loop_variant), for which g++ 12
+// picks 32-byte vectors and computes every f32 value in two halves, with
+// its bf16 rounding 8 lanes at a time. Such loops (Elementwise rows, and the
+// Reduction template's short rows, whose reduce buffers the loop writes:
+// lane_writes_) get the form in one register (LaneForm::Register, with the
+// vector passes' ops: abs, relu, max, min, sqrt, reciprocal too) under
+// `AF_VECTOR_PASS && !AF_LANE_PAIRS && !AF_BF16_CVT`; af_put16_bf16 rounds
+// 16 lanes with af_f32_to_bf16's integer steps and one vpmovdw. With
+// AVX512-BF16 the loop keeps its form (its bf16 chunk buffers hold f32 there).
+// dlrm_concat bf16 [32768] on one thread, Ice Lake (session 40): 0.55-0.6x
+// the time in the L2, 0.73-0.75x from memory, the same bits.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -43,9 +56,13 @@ namespace autofuse::codegen::cpu {
 
 using ascir::AscKind;
 
-std::vector<bool> KernelEmitter::lane_loop_values(int axis, const std::vector<int>& nodes) const {
+std::vector<bool> KernelEmitter::lane_loop_values(int axis, const std::vector<int>& nodes,
+                                                  LaneForm form) const {
   // (A chunk sigmoid's loop has its Sigmoid, not arithmetic: no lane form.)
-  if (kernel_.kind != schedule::Template::Elementwise || axis != vector_axis_ || has_gathers_)
+  const bool reduction_rows =
+      form == LaneForm::Register && kernel_.kind == schedule::Template::Reduction;
+  if ((kernel_.kind != schedule::Template::Elementwise && !reduction_rows) ||
+      axis != vector_axis_ || has_gathers_)
     return {};
   const auto lane_dtype = [](DType dtype) { return dtype == DType::f32 || dtype == DType::bf16; };
   const auto contiguous = [&](const AscNode& n) {
@@ -73,10 +90,13 @@ std::vector<bool> KernelEmitter::lane_loop_values(int axis, const std::vector<in
       case AscKind::Broadcast:
       case AscKind::Compute:
         if (!vector_float_value(n.dtype)) return {};
-        // Arithmetic only: with abs, max, min, relu and sqrt too, chain30
-        // bf16's loop took 1.04-1.09x the time in this form (an AVX2 build on
-        // an Ice Lake, session 39), though vector passes gain from them.
-        if (n.kind == AscKind::Compute && !float_arithmetic(n.op)) return {};
+        // Pairs: arithmetic only: with abs, max, min, relu and sqrt too,
+        // chain30 bf16's loop took 1.04-1.09x the time in this form (an AVX2
+        // build on an Ice Lake, session 39), though vector passes gain from
+        // them. One register: the vector passes' ops.
+        if (n.kind == AscKind::Compute &&
+            !(form == LaneForm::Pairs ? float_arithmetic(n.op) : vector_arithmetic(n.op)))
+          return {};
         for (int in : n.inputs) {
           if (!vector_float_value(node(in).dtype)) return {};
           if (in_loop[static_cast<size_t>(in)] && vec[static_cast<size_t>(in)]) vec[at] = true;
@@ -99,7 +119,7 @@ std::vector<bool> KernelEmitter::lane_loop_values(int axis, const std::vector<in
 
 std::string KernelEmitter::lane_loop(int axis, const std::string& lo, const std::string& hi,
                                      const std::vector<int>& nodes, const std::vector<bool>& vec,
-                                     const std::function<StoreTo(int)>& store_to,
+                                     const std::function<StoreTo(int)>& store_to, bool writes,
                                      const std::string& indent) const {
   const std::string i = fmt::format("i{}", axis);
   const auto store = [&](const AscNode& n) {
@@ -137,6 +157,17 @@ std::string KernelEmitter::lane_loop(int axis, const std::string& lo, const std:
   out += whole ? in1 + "const int64_t n_ = 16;  // whole vectors\n"
                : fmt::format("{}const int64_t n_ = {} - {};\n", in1, hi, i);
   out += vector_statements(nodes, vec, in1, store, axis);
+  if (writes) {
+    for (const auto& [buffer, id] : *lane_writes_) {
+      if (vec.at(static_cast<size_t>(id))) {
+        out += fmt::format("{}af_store16(&{}[{} - lo], &{}, n_);\n", in1, buffer, i, value(id));
+        continue;
+      }
+      out += fmt::format(
+          "{}{{ const af_f32x16 s_ = (af_f32x16){{}} + {}; af_store16(&{}[{} - lo], &s_, n_); }}\n",
+          in1, value(id), buffer, i);
+    }
+  }
   return out + indent + "}\n";
 }
 
@@ -151,11 +182,26 @@ std::string KernelEmitter::simd_loop(int axis, const std::string& lo, const std:
     emit_loop_node(node(id), indent + "  ", loop, store_to(id));
   if (updates) loop += updates(indent + "  ");
   loop += indent + "}\n";
-  if (updates) return loop;
-  const std::vector<bool> vec = lane_loop_values(axis, nodes);
-  if (vec.empty()) return loop;
-  return "#if AF_LANE_PAIRS  // 16 lanes as two registers (lane_loops.cpp)\n" +
-         lane_loop(axis, lo, hi, nodes, vec, store_to, indent) + "#else\n" + loop + "#endif\n";
+  // One register: a 16-lane loop (simdlen(16): 16-bit data, short_loop_variant)
+  // over rows of 16, where g++ computes the f32 values in 32-byte halves.
+  const std::optional<int64_t> extent = graph_.axes.at(static_cast<size_t>(axis)).size.as_const();
+  const bool rows_of_16 = pragma.find("simdlen(16)") != std::string::npos && extent == 16;
+  const std::vector<bool> pairs =
+      updates ? std::vector<bool>() : lane_loop_values(axis, nodes, LaneForm::Pairs);
+  const bool writes = updates && lane_writes_.has_value();
+  const std::vector<bool> single = rows_of_16 && (!updates || writes)
+                                       ? lane_loop_values(axis, nodes, LaneForm::Register)
+                                       : std::vector<bool>();
+  if (pairs.empty() && single.empty()) return loop;
+  std::string out;
+  if (!pairs.empty())
+    out += "#if AF_LANE_PAIRS  // 16 lanes as two registers (lane_loops.cpp)\n" +
+           lane_loop(axis, lo, hi, nodes, pairs, store_to, false, indent);
+  if (!single.empty())
+    out += std::string(pairs.empty() ? "#if" : "#elif") +
+           " AF_VECTOR_PASS && !AF_LANE_PAIRS && !AF_BF16_CVT  // 16 lanes, one register\n" +
+           lane_loop(axis, lo, hi, nodes, single, store_to, writes, indent);
+  return out + "#else\n" + loop + "#endif\n";
 }
 
 }  // namespace autofuse::codegen::cpu

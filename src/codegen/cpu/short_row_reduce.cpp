@@ -161,6 +161,7 @@ void KernelEmitter::emit_short_row_loop(
   // (a copy loop would become a memcpy call), its row buffer when this pass
   // has one, else a buffer of its own.
   std::string writes, reduce, exps;
+  std::vector<std::pair<std::string, int>> buffer_values;  // the writes: buffer, value
   for (int r : plan.short_row) {
     const AscNode& n = node(r);
     const int input = n.inputs.at(0);
@@ -179,6 +180,7 @@ void KernelEmitter::emit_short_row_loop(
           extent.value_or(grouped_ ? group_row_max_ : kShortReduceRow) + kRowReducePad, n.name);
       writes += fmt::format("{}{}[i{} - lo] = {};", writes.empty() ? "" : " ", buffer, axis,
                             value(input));
+      buffer_values.emplace_back(buffer, input);
     }
     if (exp_in_buffer(input, body, ub) && exps.find("(" + buffer + ",") == std::string::npos) {
       exps += fmt::format("{}af_exp_nonpos_row({}, hi - lo);\n", ind, buffer);
@@ -204,7 +206,9 @@ void KernelEmitter::emit_short_row_loop(
     });
   });
   AF_CHECK(loop || row_exps_.empty(), "kernel {}: an Exp buffered without its loop", graph_.name);
+  lane_writes_ = buffer_values;  // the lane form's (lane_loops.cpp)
   if (loop) emit_inner_loop(axis, "lo", "hi", body, "#pragma omp simd", buffer_writes, ind, out);
+  lane_writes_.reset();
   row_exps_.clear();
   out += exps + reduce;
   if (!vec.empty() && !redo) out += "#endif\n";
