@@ -168,6 +168,9 @@ TEST(LaneLoops, RowsOf16InOneRegisterMatchTheReference) {
                    sizes_n({1, 7, 70}), 1e-2, 2e-2, special_inputs});
   cases.push_back({"selects_bf16_16", parse_graph(selects_pass_text("bf16", "16")),
                    sizes_n({1, 8, 19}), 2e-2, 0.5, selects_inputs});
+  // The Reduction cases also on machines that split their rows.
+  std::string code = check_split_cases(cases, /*expect_split=*/false);
+  cases.clear();
   // One product rounded once: the reference's bits exactly.
   cases.push_back({"product_bf16_16", parse_graph(R"(graph product(x: bf16[N, 16], w: bf16[16]) {
   y = mul(x, w)
@@ -177,7 +180,7 @@ TEST(LaneLoops, RowsOf16InOneRegisterMatchTheReference) {
   GraphCase rows16{"arith_bf16_16", parse_graph(arith), sizes_n({1, 3, 70}), 8e-3, 3e-2};
   rows16.make_inputs = special_inputs;
   cases.push_back(std::move(rows16));
-  const std::string code = check_cases(cases);
+  code += check_cases(cases);
   EXPECT_THAT(
       code,
       HasSubstr("#if AF_VECTOR_PASS && !AF_LANE_PAIRS && !AF_BF16_CVT  // 16 lanes, one register"));

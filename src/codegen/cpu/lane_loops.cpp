@@ -37,7 +37,8 @@
 // picks 32-byte vectors and computes every f32 value in two halves, with
 // its bf16 rounding 8 lanes at a time. Such loops (Elementwise rows, and the
 // Reduction template's short rows, whose reduce buffers the loop writes:
-// lane_writes_) get the form in one register (LaneForm::Register, with the
+// lane_writes_; the row layout, one reduced axis, no row buffers) get the
+// form in one register (LaneForm::Register, with the
 // vector passes' ops: abs, relu, max, min, sqrt, reciprocal too) under
 // `AF_VECTOR_PASS && !AF_LANE_PAIRS && !AF_BF16_CVT`; af_put16_bf16 rounds
 // 16 lanes with af_f32_to_bf16's integer steps and one vpmovdw. With
@@ -59,8 +60,13 @@ using ascir::AscKind;
 std::vector<bool> KernelEmitter::lane_loop_values(int axis, const std::vector<int>& nodes,
                                                   LaneForm form) const {
   // (A chunk sigmoid's loop has its Sigmoid, not arithmetic: no lane form.)
+  // Reduction: only a short row's loop over its one reduced axis in the
+  // row layout (lane_writes_ set), without row buffers: column tiles keep
+  // per-column values in arrays, and several reduced axes or row buffers
+  // index differently from the vector statements.
   const bool reduction_rows =
-      form == LaneForm::Register && kernel_.kind == schedule::Template::Reduction;
+      form == LaneForm::Register && kernel_.kind == schedule::Template::Reduction &&
+      lane_writes_.has_value() && !column_ && kernel_.inner_axes.size() == 1 && ub_pass_ < 0;
   if ((kernel_.kind != schedule::Template::Elementwise && !reduction_rows) ||
       axis != vector_axis_ || has_gathers_)
     return {};
@@ -124,10 +130,10 @@ std::string KernelEmitter::lane_loop(int axis, const std::string& lo, const std:
   const std::string i = fmt::format("i{}", axis);
   const auto store = [&](const AscNode& n) {
     const int value = n.inputs.at(0);
-    // A row-level value stored along the row: splat.
+    // A row-level value stored along the row: splat (x - 0 keeps -0, + 0 would not).
     const std::string v = vec.at(static_cast<size_t>(value))
                               ? this->value(value)
-                              : fmt::format("((af_f32x16){{}} + {})", this->value(value));
+                              : fmt::format("({} - (af_f32x16){{}})", this->value(value));
     const tiling::RowSpan& span = spans_.at(static_cast<size_t>(n.id));
     std::string target;
     switch (store_to(n.id)) {
@@ -164,7 +170,7 @@ std::string KernelEmitter::lane_loop(int axis, const std::string& lo, const std:
         continue;
       }
       out += fmt::format(
-          "{}{{ const af_f32x16 s_ = (af_f32x16){{}} + {}; af_store16(&{}[{} - lo], &s_, n_); }}\n",
+          "{}{{ const af_f32x16 s_ = {} - (af_f32x16){{}}; af_store16(&{}[{} - lo], &s_, n_); }}\n",
           in1, value(id), buffer, i);
     }
   }
