@@ -766,41 +766,5 @@ TEST(Streaming, PrefetchesOfLaterRows) {
   EXPECT_THAT(be, HasSubstr("__builtin_prefetch(&p3[b14 + (i2 + 0) + pf14]);"));
 }
 
-TEST(Streaming, PreludeHelpers) {
-  codegen::ModuleSource source;
-  source.code = std::string(codegen::kernel_prelude());
-  source.code +=
-      "extern \"C\" int64_t t_peel(const void* p, int64_t e, int64_t n) {\n"
-      "  return af_nt_peel(p, e, n);\n}\n"
-      "extern \"C\" void t_store(void* dst, const void* src, int64_t bytes) {\n"
-      "  af_nt_store(dst, src, bytes);\n  af_nt_fence();\n}\n";
-  const auto so = compile(source);
-  const auto peel =
-      reinterpret_cast<int64_t (*)(const void*, int64_t, int64_t)>(so->symbol("t_peel"));
-  const auto store = reinterpret_cast<void (*)(void*, const void*, int64_t)>(so->symbol("t_store"));
-  alignas(64) static unsigned char buf[512];
-  for (int64_t elem : {1, 2, 4, 8}) {
-    for (int64_t k = 0; k < 128; k += elem) {
-      const int64_t want = ((64 - k % 64) % 64) / elem;
-      EXPECT_EQ(peel(buf + k, elem, 1000), want) << elem << " " << k;
-      EXPECT_EQ(peel(buf + k, elem, 3), std::min<int64_t>(want, 3)) << elem << " " << k;
-    }
-  }
-  EXPECT_EQ(peel(buf + 2, 4, 1000), 1000);  // never aligned
-  EXPECT_EQ(peel(buf + 6, 8, 70), 70);
-  alignas(64) unsigned char src[256];
-  for (int i = 0; i < 256; ++i)
-    src[i] = static_cast<unsigned char>(i * 7 + 1);
-  for (int64_t at : {0, 64, 4, 1}) {  // aligned: streamed; else ordinary stores
-    std::memset(buf, 0, sizeof(buf));
-    store(buf + at, src, 256);
-    EXPECT_EQ(std::memcmp(buf + at, src, 256), 0) << at;
-    for (int64_t i = 0; i < at; ++i)
-      EXPECT_EQ(buf[i], 0) << at;
-    for (int64_t i = at + 256; i < 512; ++i)
-      EXPECT_EQ(buf[i], 0) << at;
-  }
-}
-
 }  // namespace streaming_test_local
 }  // namespace autofuse::codegen_test

@@ -283,10 +283,17 @@ AF_INLINE float af_bf16_to_f32(uint16_t h) {
 // instead of 30 for bf16 x * 0.125, 0.39-0.48 -> 0.29-0.37 ns per element
 // in cache; the same result for all 2^32 floats). af_sel32's mask
 // arithmetic cost rmsnorm bf16 [512, 1024] 0.082 vs 0.073 ms in session 7.
+// (Written once for a float and its uint32_t bits, or 16-lane vectors of
+// them: af_put16_bf16; *u in place, since a 64-byte vector returned by
+// value changes the ABI where AVX-512 is off.)
+template <class F, class U>
+AF_INLINE void af_bf16_round_bits(F f, U* u) {
+  *u = f != f ? (*u | 0x400000u) : (*u + 0x7fffu + ((*u >> 16) & 1u));
+}
 AF_INLINE uint16_t af_f32_to_bf16(float f) {
-  const uint32_t u = af_f2u(f);
-  const uint32_t sel = f != f ? (u | 0x400000u) : (u + 0x7fffu + ((u >> 16) & 1u));
-  return (uint16_t)(sel >> 16);
+  uint32_t u = af_f2u(f);
+  af_bf16_round_bits(f, &u);
+  return (uint16_t)(u >> 16);
 }
 
 /// A float rounded to the nearest f16 / bf16 value (a cast inside a kernel).

@@ -231,9 +231,9 @@ AF_INLINE void af_put16_bf16(uint16_t* p, af_f32x16 v, int64_t n) {
   }
 #else
   if (n >= 16) {
-    const af_u32x16 u = (af_u32x16)v;
-    const af_u32x16 sel = v != v ? (u | 0x400000u) : (u + 0x7fffu + ((u >> 16) & 1u));
-    *(af_u16x16_mem*)p = __builtin_convertvector(sel >> 16, af_u16x16);
+    af_u32x16 u = (af_u32x16)v;
+    af_bf16_round_bits(v, &u);
+    *(af_u16x16_mem*)p = __builtin_convertvector(u >> 16, af_u16x16);
     return;
   }
 #endif
@@ -520,14 +520,15 @@ AF_INLINE V af_lanes_min(V a, V b) {
 #if AF_LANE_PAIRS
 #define AF_LANES1(f, x) (af_f32x16{f((x).lo), f((x).hi)})
 #define AF_LANES2(f, a, b) (af_f32x16{f((a).lo, (b).lo), f((a).hi, (b).hi)})
-#define AF_LANES_SPLAT(s) (af_f32x16{(af_f32x8){} + (s), (af_f32x8){} + (s)})
+// (s - 0, not 0 + s: -0 stays -0.)
+#define AF_LANES_SPLAT(s) (af_f32x16{(s) - (af_f32x8){}, (s) - (af_f32x8){}})
 AF_INLINE af_f32x8 af_lanes_sqrt(af_f32x8 x) {
   return __builtin_ia32_sqrtps256(x);
 }
 #else
 #define AF_LANES1(f, x) f(x)
 #define AF_LANES2(f, a, b) f(a, b)
-#define AF_LANES_SPLAT(s) ((af_f32x16){} + (s))
+#define AF_LANES_SPLAT(s) ((s) - (af_f32x16){})
 // vsqrtps: the builtin's name and form differ between g++ and clang.
 #if defined(__has_builtin)
 #if defined(__clang__) && __has_builtin(__builtin_ia32_sqrtps512)

@@ -188,10 +188,10 @@ std::string KernelEmitter::simd_loop(int axis, const std::string& lo, const std:
     emit_loop_node(node(id), indent + "  ", loop, store_to(id));
   if (updates) loop += updates(indent + "  ");
   loop += indent + "}\n";
-  // One register: a 16-lane loop (simdlen(16): 16-bit data, short_loop_variant)
-  // over rows of 16, where g++ computes the f32 values in 32-byte halves.
-  const std::optional<int64_t> extent = graph_.axes.at(static_cast<size_t>(axis)).size.as_const();
-  const bool rows_of_16 = pragma.find("simdlen(16)") != std::string::npos && extent == 16;
+  // One register: rows of 16 with 16-bit data (lane_loop_values requires
+  // it), whose loops are simdlen(16) (short_loop_variant) and which g++
+  // computes in 32-byte halves.
+  const bool rows_of_16 = graph_.axes.at(static_cast<size_t>(axis)).size.as_const() == 16;
   const std::vector<bool> pairs =
       updates ? std::vector<bool>() : lane_loop_values(axis, nodes, LaneForm::Pairs);
   const bool writes = updates && lane_writes_.has_value();
