@@ -10,7 +10,8 @@
 // and bf16 stores by af_put*): ordinary and streaming stores, outputs not
 // 64-byte aligned, subnormal bf16 results. Max and min passes (f32 and
 // bf16, static and symbolic rows, rows in groups; NaN and infinities redone
-// by the loop), and a symbolic row's storing pass. And which passes get
+// by the loop), softmax's exp pass (static and symbolic rows: the
+// MaxPasses cases), and a symbolic row's storing pass. And which passes get
 // them.
 #include <cmath>
 #include <random>
@@ -463,9 +464,11 @@ TEST(VectorPass, SourceStructure) {
   return s
 })"),
               Not(HasSubstr(kVectorPass)));
-  // Not for a max and a sum in one pass. Softmax's exp pass keeps its loop
-  // (not arithmetic), its max and storing passes are vectors (bf16 rows in
-  // pairs too: row_groups.cpp).
+  // Not for a max and a sum in one pass. Softmax's max, exp and storing
+  // passes are vectors (bf16 rows in pairs too: row_groups.cpp); the exp
+  // pass (af_exp_nonpos_x16: AVX-512 only) also for a symbolic row, the
+  // loop after it for rows outside 64-1024 or without AVX-512, and it
+  // prefetches the rows ahead.
   EXPECT_THAT(source(R"(graph g(x: f32[N, 768]) {
   t = mul(x, x)
   s = reduce_max(t, axes=[1])
@@ -481,6 +484,23 @@ TEST(VectorPass, SourceStructure) {
   EXPECT_THAT(softmax_bf16, HasSubstr("for (int g_ = 0; g_ < 2; ++g_) {"));
   EXPECT_THAT(softmax_bf16, HasSubstr(kVectorPass));
   EXPECT_THAT(softmax_bf16, HasSubstr(kStoringPass));
+  for (const std::string& softmax : {softmax_sym, softmax_bf16, source(masked_softmax_text("768")),
+                                     source(masked_softmax_text("D"))}) {
+    const size_t exp_pass =
+        softmax.find("#if AF_VECTOR_PASS && AF_EXP_ROW_X16  // exp as 16 lanes");
+    ASSERT_NE(exp_pass, std::string::npos) << softmax;
+    const std::string pass = softmax.substr(exp_pass, softmax.find("#endif", exp_pass) - exp_pass);
+    EXPECT_THAT(pass, ContainsRegex("const auto v[0-9]+ = af_exp_nonpos_x16\\(v[0-9]+\\);"));
+    EXPECT_THAT(pass, HasSubstr("= af_row_sum16x4(s"));
+  }
+  // A symbolic row's exp pass: the loop only where it did not run.
+  EXPECT_THAT(softmax_sym, ContainsRegex("= af_row_sum16x4\\(s[0-9]+\\);\n *redo_ = false;"));
+  // The rows ahead prefetched in the exp pass of attention's masked softmax
+  // (what pass 0 reads from memory: x).
+  const std::string masked = source(masked_softmax_text("D"));
+  const size_t exp_pass = masked.find("exp as 16 lanes");
+  EXPECT_THAT(masked.substr(exp_pass, masked.find("#endif", exp_pass) - exp_pass),
+              HasSubstr("__builtin_prefetch(&p0["));
   // A pass that also stores: its loop.
   EXPECT_THAT(source(R"(graph g(x: f32[N, 768]) {
   t = mul(x, x)

@@ -285,9 +285,12 @@ class KernelEmitter {
   /// short_row Reduces is.
   bool extreme_reduce(int r) const;
   bool extreme_pass(const PassPlan& plan) const;
+  /// `redo`: the buffered loop after it runs where kVectorPassRedo is set.
   void emit_vector_pass(const PassPlan& plan, const std::vector<int>& body,
-                        const std::vector<bool>& vec, const std::string& indent,
+                        const std::vector<bool>& vec, bool redo, const std::string& indent,
                         std::string& out) const;
+  /// Whether the pass computes an exp_nonpos() as 16 lanes (AF_EXP_ROW_X16).
+  bool vector_exps(const std::vector<int>& body, const std::vector<bool>& vec) const;
   /// The same for a short row's pass without Reduces whose stores are f32
   /// or bf16 (its vectors stored by the prelude's af_put*).
   std::vector<bool> vector_store_pass_lanes(const PassPlan& plan,
@@ -364,6 +367,8 @@ class KernelEmitter {
   /// While the last pass is emitted (prefetching_): the prefetches of the later
   /// row's elements [at, at + AF_NT_CHUNK) along `axis`, else empty.
   std::string row_prefetches(int axis, const std::string& at, const std::string& indent) const;
+  /// The same lines in any pass (softmax's exp pass: vector_pass.cpp).
+  std::string row_prefetch_lines(int axis, const std::string& at, const std::string& indent) const;
   /// Elementwise: at a row's start, the prefetches of a later row of each
   /// short Load whose rows are apart in memory (row_prefetch.cpp).
   std::string strided_row_prefetches(const std::string& indent) const;

@@ -140,17 +140,19 @@ void KernelEmitter::emit_short_row_loop(
   // redone (a NaN probe: the loop's max tests every value for NaN).
   const bool redo = !vec.empty() && (!extent || extreme_pass(plan));
   if (!vec.empty()) {
-    out += "#if AF_VECTOR_PASS\n";
+    // Softmax's exp as 16 lanes: af_exp_nonpos_x16, AVX-512 only.
+    out += vector_exps(body, vec) ? "#if AF_VECTOR_PASS && AF_EXP_ROW_X16  // exp as 16 lanes\n"
+                                  : "#if AF_VECTOR_PASS\n";
     if (!redo) {
-      emit_vector_pass(plan, body, vec, ind, out);
+      emit_vector_pass(plan, body, vec, false, ind, out);
       out += "#else\n";
     } else {
       out += fmt::format("{}bool {} = true;  // the loop below runs\n", ind, kVectorPassRedo);
       if (extent) {
-        emit_vector_pass(plan, body, vec, ind, out);
+        emit_vector_pass(plan, body, vec, true, ind, out);
       } else {
         out += fmt::format("{}if (hi - lo >= {}) {{\n", ind, kVectorPassMinRow);
-        emit_vector_pass(plan, body, vec, ind + "  ", out);
+        emit_vector_pass(plan, body, vec, true, ind + "  ", out);
         out += ind + "}\n";
       }
       out += fmt::format("{}if ({})\n#endif\n{}{{\n", ind, kVectorPassRedo, ind);

@@ -42,11 +42,11 @@
 // loop: behind a per-row branch (`if (hi - lo >= 64)`) the vector pass made
 // mse f32 [64, 1024] (one row of 65536 reduced by the clause loop, so the
 // vector pass never ran) 1.25x the time: its code changed how g++ compiled
-// the rest of the function. The sums' order differs from
-// af_row_vector_sum_f32's (64 partial sums, not 32: see there why the
-// buffers keep theirs), so a static row's sum may differ from the same
-// row's with a symbolic length in the last bits; and g++ contracts a
-// product into the accumulator's add (one rounding less).
+// the rest of the function (softmax's exp pass excepted, below). The sums'
+// order differs from af_row_vector_sum_f32's (64 partial sums, not 32: see
+// there why the buffers keep theirs), so a static row's sum may differ from
+// the same row's with a symbolic length in the last bits; and g++ contracts
+// a product into the accumulator's add (one rounding less).
 //
 // Max and min passes (not with sums in the same pass), static or symbolic
 // rows, one by one or in groups (row_groups.cpp): four accumulators and a
@@ -62,6 +62,19 @@
 // pairs) 0.92-0.93x; [2, 12, 128, 128] 0.90-0.93x (session 36). The bf16
 // max pass alone as vectors was slower (3.52 against 3.17 ms, session 34),
 // and so was the storing pass alone here: the two gain together.
+//
+// Softmax's exp pass (exp(x - max) into its row buffer, and its sum) is a
+// vector pass too where AVX-512 gives af_exp_nonpos_x16 (`#if
+// AF_VECTOR_PASS && AF_EXP_ROW_X16`), for symbolic rows as well (the loop
+// after it for rows outside 64-1024): one sweep over the row instead of
+// three (x - max to the buffer, af_exp_nonpos_row over it, af_row_sum_f32).
+// The exps are the same bits; the sum's order is the vector pass's. The
+// pass is compute only (its buffers in the L1) while the last pass streams
+// its stores, so it also prefetches the rows ahead (the last pass's
+// prefetches then hit the cache). softmax_mask [8, 12, 384, 384] one thread,
+// Ice Lake (session 41, the modules interleaved in one process): f32
+// 0.86-0.87x the time (the fused sweep alone 0.96x, the prefetches moved
+// alone 0.93-0.98x), bf16 0.93-0.95x; [2, 12, 384, 384] (in the L3) f32 0.88x.
 //
 // A short row's storing pass (no Reduce; its stores f32 or bf16,
 // contiguous, of vectors: the normalizing pass of rmsnorm, layernorm,
@@ -210,7 +223,10 @@ std::vector<bool> KernelEmitter::vector_lanes(const PassPlan& plan, const std::v
       case AscKind::Broadcast:
       case AscKind::Compute: {
         if (!vector_float_value(n.dtype)) return {};
-        if (n.kind == AscKind::Compute && !vector_arithmetic(n.op)) return {};
+        // Softmax's exp(x - max) in a reducing pass: af_exp_nonpos_x16
+        // (AVX-512 only: the pass is then under AF_EXP_ROW_X16 too).
+        if (n.kind == AscKind::Compute && !vector_arithmetic(n.op) && (storing || !exp_nonpos(n)))
+          return {};
         for (int in : n.inputs) {
           if (!vector_float_value(node(in).dtype)) return {};
           if (in_body[static_cast<size_t>(in)] && vec[static_cast<size_t>(in)])
@@ -235,21 +251,29 @@ std::vector<bool> KernelEmitter::vector_lanes(const PassPlan& plan, const std::v
     if (writes_ub && !vec[static_cast<size_t>(id)]) return {};
   }
   if (storing) return vec;
+  // Sums over symbolic rows keep their buffers' order (bits as before), but
+  // for softmax's exp pass.
+  const bool exps = vector_exps(body, vec);
   for (int r : plan.short_row) {
     const AscNode& n = node(r);
     const int input = n.inputs.at(0);
-    // Sums over symbolic rows keep their buffers' order (bits as before).
     const bool sum = n.op == OpKind::ReduceSum || n.op == OpKind::ReduceMean;
-    if (!(extreme_reduce(r) || (sum && extent)) || !vector_float_value(n.dtype) ||
+    if (!(extreme_reduce(r) || (sum && (extent || exps))) || !vector_float_value(n.dtype) ||
         !in_body[static_cast<size_t>(input)] || !vec[static_cast<size_t>(input)])
       return {};
   }
   return vec;
 }
 
+bool KernelEmitter::vector_exps(const std::vector<int>& body, const std::vector<bool>& vec) const {
+  return std::any_of(body.begin(), body.end(), [&](int id) {
+    return !vec.empty() && vec.at(static_cast<size_t>(id)) && exp_nonpos(node(id));
+  });
+}
+
 void KernelEmitter::emit_vector_pass(const PassPlan& plan, const std::vector<int>& body,
-                                     const std::vector<bool>& vec, const std::string& ind,
-                                     std::string& out) const {
+                                     const std::vector<bool>& vec, bool redo,
+                                     const std::string& ind, std::string& out) const {
   const int axis = kernel_.inner_axes.front();
   const std::string i = fmt::format("i{}", axis);
   const bool extremes = extreme_pass(plan);
@@ -281,12 +305,16 @@ void KernelEmitter::emit_vector_pass(const PassPlan& plan, const std::vector<int
   }
   out += inner + "};\n";
   out += fmt::format("{}int64_t {} = lo;\n", inner, i);
+  // Softmax's exp pass, compute only (its row buffers in the L1), also
+  // prefetches the rows ahead that the last pass does (those then hit).
+  const std::string prefetches =
+      vector_exps(body, vec) ? row_prefetch_lines(axis, i, inner + "  ") : std::string();
   out += fmt::format(
-      "{0}for (; {1} + 64 <= hi; {1} += 64) {{\n"
+      "{0}for (; {1} + 64 <= hi; {1} += 64) {{\n{2}"
       "{0}  lanes_({1}, 0, 16); lanes_({1} + 16, 1, 16); lanes_({1} + 32, 2, 16); "
       "lanes_({1} + 48, 3, 16);\n"
       "{0}}}\n",
-      inner, i);
+      inner, i, prefetches);
   out += fmt::format("{0}for (; {1} < hi; {1} += 16) lanes_({1}, 0, hi - {1});\n", inner, i);
   std::string probes;
   for (int r : plan.short_row) {
@@ -299,6 +327,7 @@ void KernelEmitter::emit_vector_pass(const PassPlan& plan, const std::vector<int
     probes += fmt::format("{}af_probe_nan16x4(p{})", probes.empty() ? "" : " || ", r);
   }
   if (extremes) out += fmt::format("{}{} = {};\n", inner, kVectorPassRedo, probes);
+  if (redo && !extremes) out += fmt::format("{}{} = false;\n", inner, kVectorPassRedo);
   out += ind + "}\n";
 }
 
@@ -345,8 +374,11 @@ std::string KernelEmitter::vector_statements(
         std::vector<std::string> args;
         for (int a : n.inputs)
           args.push_back(value(a));
-        statement = fmt::format("const auto {} = {};", value(id),
-                                compute_expr(n.op, node(n.inputs.at(0)).dtype, args));
+        const bool lanes = vec[static_cast<size_t>(id)];
+        statement = fmt::format(
+            "const auto {} = {};", value(id),
+            !exp_nonpos(n) ? compute_expr(n.op, node(n.inputs.at(0)).dtype, args)
+                           : fmt::format("af_exp_nonpos{}({})", lanes ? "_x16" : "", args.at(0)));
       }
     }
     out += fmt::format("{}{}  // {}{}\n", li, statement, n.name,
