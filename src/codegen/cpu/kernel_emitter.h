@@ -295,8 +295,8 @@ class KernelEmitter {
   /// or bf16 (its vectors stored by the prelude's af_put*).
   std::vector<bool> vector_store_pass_lanes(const PassPlan& plan,
                                             const std::vector<int>& body) const;
-  /// Emits the pass so where it qualifies (with bf16 stores under `#if
-  /// AF_BF16_CVT`, the clause loop in its `#else`); false where it does not.
+  /// Emits the pass so where it qualifies (under `#if AF_VECTOR_PASS`, the
+  /// clause loop in its `#else`); false where it does not.
   bool emit_vector_store_pass(const PassPlan& plan, const std::vector<int>& body,
                               const std::string& indent, std::string& out) const;
   void emit_vector_stores(const std::vector<int>& body, const std::vector<bool>& vec,

@@ -262,6 +262,24 @@ AF_INLINE void af_put32_bf16(uint16_t* p, af_f32x16 lo, af_f32x16 hi, bool nt) {
   }
   *(af_v32hi_mem*)p = (af_v32hi_mem)r;
 }
+#else
+typedef uint16_t af_u16x32 __attribute__((vector_size(64)));
+typedef uint16_t af_u16x32_mem __attribute__((vector_size(64), aligned(2), may_alias));
+/// The same by af_f32_to_bf16's integer steps on both vectors and one
+/// vpermt2w taking the 32 upper halves (AVX-512 without BF16).
+AF_INLINE void af_put32_bf16(uint16_t* p, af_f32x16 lo, af_f32x16 hi, bool nt) {
+  af_u32x16 a = (af_u32x16)lo, b = (af_u32x16)hi;
+  af_bf16_round_bits(lo, &a);
+  af_bf16_round_bits(hi, &b);
+  const af_u16x32 r = __builtin_shufflevector((af_u16x32)a, (af_u16x32)b, 1, 3, 5, 7, 9, 11, 13, 15,
+                                              17, 19, 21, 23, 25, 27, 29, 31, 33, 35, 37, 39, 41,
+                                              43, 45, 47, 49, 51, 53, 55, 57, 59, 61, 63);
+  if (nt && ((uintptr_t)p & 63u) == 0) {
+    af_nt_store_aligned(p, &r, 64);
+    return;
+  }
+  *(af_u16x32_mem*)p = r;
+}
 #endif
 #else  // AF_LANE_PAIRS
 // 16 lanes as two AVX2 registers: lanes 0-7 in `lo`, 8-15 in `hi`. The
@@ -575,17 +593,8 @@ AF_LANES_BINARY(af_fmin, af_lanes_min)
 #undef AF_LANES_SPLAT
 #endif  // AF_VECTOR_PASS
 
-// A storing pass with bf16 stores is a vector pass where af_put32_bf16
-// rounds by the vector (vcvtne2ps2bf16, or AVX2's integer rounding); the
-// loop elsewhere (AVX-512 without BF16: g++ rounds ~9 instructions per 16
-// lanes in either form).
 #if AF_BF16_CVT && AF_LANE_PAIRS
 #error "lane pairs assume bf16 chunk buffers of bf16 (lane_loops.cpp)"
-#endif
-#if AF_BF16_CVT || AF_LANE_PAIRS
-#define AF_VECTOR_BF16_STORES 1
-#else
-#define AF_VECTOR_BF16_STORES 0
 #endif
 
 // ---- the column layout's sums as 16-lane vectors (column_vectors.cpp) -------

@@ -86,10 +86,16 @@
 // the output, no separate rounding and subnormal-test loops: rmsnorm bf16
 // [32, 512, 1024] 0.93-0.94x the time, bert_embeddings f32 0.90-0.93x,
 // bf16 0.96-0.97x, skip_layernorm bf16 0.96x (docs/benchmarks.md, session
-// 35). With bf16 stores only where af_put32_bf16 rounds by the vector
-// (AF_VECTOR_BF16_STORES: vcvtne2ps2bf16, or AVX2's integer rounding; the
-// loop otherwise: AVX-512 without BF16, where g++ rounds bf16 ~9
-// instructions per 16 lanes in either form).
+// 35). af_put32_bf16 rounds by vcvtne2ps2bf16 with AVX512-BF16, else by
+// af_f32_to_bf16's integer steps on the vectors (AVX2: lane pairs; AVX-512:
+// both halves packed by one vpermt2w). AVX-512 without BF16 ran the loop
+// until session 41 (g++ rounds ~9 instructions per 16 lanes either way,
+// and an earlier integer form with two vpmovdw lost to the loop's 64-byte
+// vectors); with vpermt2w, on Ice Lake, one thread, the modules
+// interleaved: rmsnorm bf16 [4, 128, 1024] 0.79x the time, [32, 512, 1024]
+// 0.91-0.97x, skip_layernorm bf16 [4, 128, 768] 0.98x, [16, 512, 768]
+// 0.95-1.03x, softmax_mask bf16 0.99x; bert_embeddings bf16 (`autofuse
+// bench`, the two builds alternating) [4, 128] 0.85-0.91x.
 // A symbolic row's behind `if (hi - lo >= 64 && hi - lo <= 1024)`, the
 // loop in its `else`.
 //
@@ -394,14 +400,8 @@ bool KernelEmitter::emit_vector_store_pass(const PassPlan& plan, const std::vect
                                            const std::string& ind, std::string& out) const {
   const std::vector<bool> vec = vector_store_pass_lanes(plan, body);
   if (vec.empty()) return false;
-  // With AVX-512 or AVX2 (AF_VECTOR_PASS), and bf16 stores only where
-  // af_put32_bf16 rounds by the vector (AF_VECTOR_BF16_STORES): elsewhere
-  // the loop.
-  const bool bf16 = std::any_of(body.begin(), body.end(), [&](int id) {
-    return node(id).kind == AscKind::Store && node(id).dtype == DType::bf16;
-  });
-  out += bf16 ? "#if AF_VECTOR_PASS && AF_VECTOR_BF16_STORES  // a vector pass's bf16 stores\n"
-              : "#if AF_VECTOR_PASS\n";
+  // With AVX-512 or AVX2 (AF_VECTOR_PASS): elsewhere the loop.
+  out += "#if AF_VECTOR_PASS\n";
   const int axis = kernel_.inner_axes.front();
   if (graph_.axes.at(static_cast<size_t>(axis)).size.as_const()) {
     emit_vector_stores(body, vec, ind, out);
