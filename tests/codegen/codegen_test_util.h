@@ -90,7 +90,7 @@ struct GraphCase {
 std::string softmax_text(const std::string& dtype, const std::string& d = "D");
 
 /// A row pass of every select and root the 16-lane vector code has
-/// (kernel_prelude_lanes.h): abs, relu, max and min of two values, against a
+/// (kernel_prelude_lane_ops.h): abs, relu, max and min of two values, against a
 /// constant on either side and against the row's mean, sqrt and reciprocal,
 /// summed over x: dtype[N, d] and y; returns the sum s, z = u - s, and
 /// max and min of x and y both ways round (stored: NaN on either side).

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <vector>
@@ -32,6 +33,31 @@ namespace prelude_test_local {
 using ::testing::HasSubstr;
 
 constexpr const char* kFunctions[] = {"exp", "log", "tanh", "erf", "sin", "cos", "sigmoid"};
+
+/// A storing vector pass's bf16 stores over a row of n (af_put32_bf16 per
+/// 32, af_put16_bf16 for the rest).
+const char* const kPutBf16 =
+    "#if AF_VECTOR_PASS\n"
+    "extern \"C\" int t_vector_bf16(void) { return 1; }\n"
+    "extern \"C\" void t_put_bf16(const float* x, uint16_t* y, int64_t n, int nt) {\n"
+    "  int64_t i = 0;\n"
+    "  for (; i + 32 <= n; i += 32) {\n"
+    "    af_f32x16 a, b;\n"
+    "    af_load16(&a, x + i, 16);\n"
+    "    af_load16(&b, x + i + 16, 16);\n"
+    "    af_put32_bf16(y + i, a, b, nt != 0);\n"
+    "  }\n"
+    "  for (; i < n; i += 16) {\n"
+    "    af_f32x16 a;\n"
+    "    af_load16(&a, x + i, n - i);\n"
+    "    af_put16_bf16(y + i, a, n - i);\n"
+    "  }\n"
+    "  af_nt_fence();\n"
+    "}\n"
+    "#else\n"
+    "extern \"C\" int t_vector_bf16(void) { return 0; }\n"
+    "extern \"C\" void t_put_bf16(const float*, uint16_t*, int64_t, int) {}\n"
+    "#endif\n";
 
 /// The prelude plus array loops over its functions, as a module.
 const jit::Module& prelude_module() {
@@ -92,28 +118,8 @@ const jit::Module& prelude_module() {
         "#else\n"
         "extern \"C\" int t_vector_pass(void) { return 0; }\n"
         "extern \"C\" float t_lanes(const float*, const uint16_t*, float*, int64_t) { return 0; }\n"
-        "#endif\n"
-        "#if AF_VECTOR_PASS\n"
-        "extern \"C\" int t_vector_bf16(void) { return 1; }\n"
-        "extern \"C\" void t_put_bf16(const float* x, uint16_t* y, int64_t n, int nt) {\n"
-        "  int64_t i = 0;\n"
-        "  for (; i + 32 <= n; i += 32) {\n"
-        "    af_f32x16 a, b;\n"
-        "    af_load16(&a, x + i, 16);\n"
-        "    af_load16(&b, x + i + 16, 16);\n"
-        "    af_put32_bf16(y + i, a, b, nt != 0);\n"
-        "  }\n"
-        "  for (; i < n; i += 16) {\n"
-        "    af_f32x16 a;\n"
-        "    af_load16(&a, x + i, n - i);\n"
-        "    af_put16_bf16(y + i, a, n - i);\n"
-        "  }\n"
-        "  af_nt_fence();\n"
-        "}\n"
-        "#else\n"
-        "extern \"C\" int t_vector_bf16(void) { return 0; }\n"
-        "extern \"C\" void t_put_bf16(const float*, uint16_t*, int64_t, int) {}\n"
         "#endif\n";
+    source.code += kPutBf16;
     source.code +=
         "extern \"C\" void t_choose(int64_t units, int64_t bytes, int64_t align,\n"
         "    const af_machine* m, int64_t* out) {\n"
@@ -146,6 +152,18 @@ const jit::Module& prelude_module() {
 template <typename Fn>
 Fn fn(const char* name) {
   return reinterpret_cast<Fn>(prelude_module().symbol(std::string("t_") + name));
+}
+
+/// kPutBf16 without __builtin_shufflevector (AF_SHUFFLEVECTOR 0: the
+/// fallback of a compiler without it, g++ before 12).
+const jit::Module& no_shuffle_module() {
+  static const std::shared_ptr<jit::Module> module = [] {
+    codegen::ModuleSource source;
+    source.code =
+        "#define AF_SHUFFLEVECTOR 0\n" + std::string(codegen::kernel_prelude()) + kPutBf16;
+    return compile(source);
+  }();
+  return *module;
 }
 
 bool exhaustive() {
@@ -244,11 +262,14 @@ TEST(Prelude, VectorPassStoresRoundLikeHalfH) {
   // af_put32_bf16 and af_put16_bf16 (a storing vector pass's bf16 stores):
   // vcvtne2ps2bf16 with AVX512-BF16 (element by element where a value is
   // subnormal), the integer rounding elsewhere (AVX-512: both halves packed
-  // by vpermt2w; AVX2: lane pairs); streaming and
-  // ordinary stores, aligned and not, rows with tails of every length.
+  // by vpermt2w, or by two vpmovdw without __builtin_shufflevector; AVX2:
+  // lane pairs); streaming and ordinary stores, aligned and not, rows with
+  // tails of every length.
   RecordProperty("vector_bf16", fn<int (*)()>("vector_bf16")());
   if (fn<int (*)()>("vector_bf16")() == 0) GTEST_SKIP() << "no vector bf16 stores here";
   using Fn = void (*)(const float*, uint16_t*, int64_t, int);
+  const Fn puts[] = {fn<Fn>("put_bf16"),
+                     reinterpret_cast<Fn>(no_shuffle_module().symbol("t_put_bf16"))};
   int64_t checked = 0;
   for_each_chunk(4099, [&](const std::vector<uint32_t>& bits) {
     std::vector<float> x(bits.size());
@@ -257,16 +278,19 @@ TEST(Prelude, VectorPassStoresRoundLikeHalfH) {
     std::vector<uint16_t> y(x.size() + 64);
     const auto mis = reinterpret_cast<uintptr_t>(y.data()) % 64;  // a multiple of 2
     const size_t aligned = (64 - mis) % 64 / 2;
-    for (int nt : {0, 1}) {
-      for (size_t offset : {aligned, aligned + 1}) {
-        // Rows of 1..53 elements: whole runs of 32, then 16s and a tail.
-        for (size_t at = 0, len = 1; at < x.size(); at += len, len = len % 53 + 1) {
-          const size_t n = std::min(len, x.size() - at);
-          fn<Fn>("put_bf16")(x.data() + at, y.data() + offset + at, static_cast<int64_t>(n), nt);
+    for (size_t form = 0; form < std::size(puts); ++form) {
+      for (int nt : {0, 1}) {
+        for (size_t offset : {aligned, aligned + 1}) {
+          std::fill(y.begin(), y.end(), uint16_t{0x5555});
+          // Rows of 1..53 elements: whole runs of 32, then 16s and a tail.
+          for (size_t at = 0, len = 1; at < x.size(); at += len, len = len % 53 + 1) {
+            const size_t n = std::min(len, x.size() - at);
+            puts[form](x.data() + at, y.data() + offset + at, static_cast<int64_t>(n), nt);
+          }
+          for (size_t i = 0; i < x.size(); ++i)
+            ASSERT_EQ(y[offset + i], f32_to_bf16(x[i])) << fmt::format(
+                "bf16 of bits {:#x} (form {}, nt {}, offset {})", bits[i], form, nt, offset);
         }
-        for (size_t i = 0; i < x.size(); ++i)
-          ASSERT_EQ(y[offset + i], f32_to_bf16(x[i]))
-              << fmt::format("bf16 of bits {:#x} (nt {}, offset {})", bits[i], nt, offset);
       }
     }
     checked += static_cast<int64_t>(x.size());

@@ -309,7 +309,7 @@ TEST(VectorPass, MaxPassesMatchTheReference) {
 
 // Passes with abs, relu, max, min (of two values, against a constant on
 // either side and against a row-level value), sqrt and reciprocal as 16-lane
-// vector code (kernel_prelude_lanes.h's overloads), with NaN, infinities and
+// vector code (kernel_prelude_lane_ops.h's overloads), with NaN, infinities and
 // signed zeros; rows with every tail, static and symbolic.
 TEST(VectorPass, SelectsAndRootsMatchTheReference) {
   std::vector<GraphCase> cases;

@@ -23,7 +23,7 @@
 // exp(x - max) (af_exp_nonpos) whose only use in the loop is its buffer is
 // written there as x - max and exponentiated after the loop by
 // af_exp_nonpos_row: the same bits, 16 lanes at a time with vscalefps under
-// AVX-512 (kernel_prelude_lanes.h; softmax_mask f32 [8, 12, 384, 384] 0.96x
+// AVX-512 (kernel_prelude_lane_ops.h; softmax_mask f32 [8, 12, 384, 384] 0.96x
 // the time on Zen 5, and no slow subnormal results). The sum's error
 // bound is within the cascade chunk's (a lane of one of 4 accumulators sums
 // at most kShortReduceRow / 32 values, then 5 pairwise levels), and its

@@ -132,7 +132,7 @@ bool vector_arithmetic(OpKind op) {
   if (float_arithmetic(op)) return true;
   switch (op) {
     case OpKind::Reciprocal:  // (1.0f / x)
-    // af_f32x16 overloads (kernel_prelude_lanes.h), lane by lane the
+    // af_f32x16 overloads (kernel_prelude_lane_ops.h), lane by lane the
     // scalar functions' selects.
     case OpKind::Abs:
     case OpKind::Relu:
