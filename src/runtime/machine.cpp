@@ -89,7 +89,7 @@ af_machine detect_machine(int threads) {
   m.l3_bytes = effective_l3_bytes(m.l3_bytes, m.l2_bytes, m.cores);
   m.vector_bytes = detect_vector_bytes();
   m.min_block_bytes = kMinBlockBytes;
-  m.stream_max_ops_per_kib = kStreamMaxOpsPerKiB;
+  m.stream_max_ops_per_kib = m.vector_bytes >= 64 ? kStreamMaxOpsPerKiB512 : kStreamMaxOpsPerKiB;
   return m;
 }
 

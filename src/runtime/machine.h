@@ -35,6 +35,13 @@ inline constexpr int64_t kMinBlockBytes = 128 * 1024;
 /// transposes, norms, swiglu, batch-norm) and 0-8% at 432 (softmax f32).
 /// 480 per KiB = 3.75 instructions per byte at 8 lanes.
 inline constexpr int64_t kStreamMaxOpsPerKiB = 480;
+/// With 64-byte vectors (AVX-512) streaming pays further: on an Ice Lake
+/// without AVX512-BF16 (session 41; one thread, the keys interleaved in one
+/// process), softmax_mask bf16 [8, 12, 384, 384] (688 per KiB: its passes
+/// compute and stream in turn, so the saved traffic still sets part of the
+/// time) 0.88-0.89x the time with streaming stores; erf- and tanh-GELU bf16
+/// (624-640) 0.98-1.02x, chain30 bf16 (784) 0.98-1.02x: no loss up to 800.
+inline constexpr int64_t kStreamMaxOpsPerKiB512 = 800;
 
 /// Detects the host: cores this process may run on (sched_getaffinity),
 /// per-core L1d/L2 and shared L3 sizes (/sys, else sysconf, else typical
