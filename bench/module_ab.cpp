@@ -40,6 +40,7 @@
 #include <cstring>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,24 @@ struct Module {
   af_tiling_header header{};
 };
 
+/// A whole non-negative number, or a clear error naming `what`.
+int64_t number(const std::string& text, const char* what) {
+  char* end = nullptr;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || v < 0)
+    throw std::runtime_error(std::string(what) + ": not a number >= 0: '" + text + "'");
+  return v;
+}
+
+/// An argument index into ARG_BYTES, or a clear error.
+size_t arg_index(const std::string& text, size_t count, const char* what) {
+  const auto i = static_cast<size_t>(number(text, what));
+  if (i >= count)
+    throw std::runtime_error(std::string(what) + ": argument " + text + " of " +
+                             std::to_string(count));
+  return i;
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -84,7 +103,7 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int ab_main(int argc, char** argv) {
   if (argc < 6) {
     std::fprintf(stderr, "usage: %s a.so[@key]+b.so[@key] KERNEL SYMBOLS ARG_BYTES REPS [ROUNDS]\n",
                  argv[0]);
@@ -93,9 +112,9 @@ int main(int argc, char** argv) {
   const std::string kernel = argv[2];
   std::vector<int64_t> symbols, sizes;
   for (const std::string& s : split(argv[3], ','))
-    symbols.push_back(std::atoll(s.c_str()));
+    symbols.push_back(number(s, "SYMBOLS"));
   for (const std::string& s : split(argv[4], ','))
-    sizes.push_back(std::atoll(s.c_str()));
+    sizes.push_back(number(s, "ARG_BYTES"));
   const int reps = std::max(1, std::atoi(argv[5]));
   const int rounds = argc > 6 ? std::max(1, std::atoi(argv[6])) : 7;
   const af_machine machine{env_int("MODULE_AB_CORES", 1),     48 << 10, 1280 << 10,
@@ -117,8 +136,9 @@ int main(int argc, char** argv) {
   if (const char* spec = std::getenv("MODULE_AB_INDICES")) {
     for (const std::string& item : split(spec, ',')) {
       const std::vector<std::string> kv = split(item, ':');
-      const size_t arg = std::stoul(kv.at(0));
-      const int64_t bound = std::max<int64_t>(1, std::atoll(kv.at(1).c_str()));
+      if (kv.size() != 2) throw std::runtime_error("MODULE_AB_INDICES: not arg:bound: " + item);
+      const size_t arg = arg_index(kv[0], sizes.size(), "MODULE_AB_INDICES");
+      const int64_t bound = std::max<int64_t>(1, number(kv[1], "MODULE_AB_INDICES"));
       auto* p = static_cast<int64_t*>(args.at(arg));
       for (int64_t i = 0; i < sizes[arg] / 8; ++i)
         p[i] = static_cast<int64_t>(rng() % static_cast<uint64_t>(bound));
@@ -170,7 +190,7 @@ int main(int argc, char** argv) {
   };
 
   if (const char* check = std::getenv("MODULE_AB_CHECK")) {
-    const size_t out = std::stoul(check);
+    const size_t out = arg_index(check, sizes.size(), "MODULE_AB_CHECK");
     for (const Module& m : modules) {
       std::memset(args.at(out), 0, static_cast<size_t>(sizes.at(out)));
       run(m);
@@ -204,4 +224,13 @@ int main(int argc, char** argv) {
                 *std::min_element(per_round[i].begin(), per_round[i].end()), t / first);
   }
   return 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return ab_main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "module_ab: %s\n", e.what());
+    return 2;
+  }
 }

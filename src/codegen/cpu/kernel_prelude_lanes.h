@@ -277,13 +277,13 @@ typedef uint16_t af_u16x32 __attribute__((vector_size(64)));
 typedef uint16_t af_u16x32_mem __attribute__((vector_size(64), aligned(2), may_alias));
 /// The same by af_f32_to_bf16's integer steps on both vectors and one
 /// vpermt2w taking the 32 upper halves (AVX-512 without BF16; a compiler
-/// without __builtin_shufflevector, g++ before 12: two vpmovdw, ordinary
-/// stores).
+/// without __builtin_shufflevector, g++ before 12: af_put16_bf16 twice,
+/// ordinary stores).
 AF_INLINE void af_put32_bf16(uint16_t* p, af_f32x16 lo, af_f32x16 hi, bool nt) {
+#if AF_SHUFFLEVECTOR
   af_u32x16 a = (af_u32x16)lo, b = (af_u32x16)hi;
   af_bf16_round_bits(lo, &a);
   af_bf16_round_bits(hi, &b);
-#if AF_SHUFFLEVECTOR
   const af_u16x32 r = __builtin_shufflevector((af_u16x32)a, (af_u16x32)b, 1, 3, 5, 7, 9, 11, 13, 15,
                                               17, 19, 21, 23, 25, 27, 29, 31, 33, 35, 37, 39, 41,
                                               43, 45, 47, 49, 51, 53, 55, 57, 59, 61, 63);
@@ -294,8 +294,8 @@ AF_INLINE void af_put32_bf16(uint16_t* p, af_f32x16 lo, af_f32x16 hi, bool nt) {
   *(af_u16x32_mem*)p = r;
 #else
   (void)nt;
-  *(af_u16x16_mem*)p = __builtin_convertvector(a >> 16, af_u16x16);
-  *(af_u16x16_mem*)(p + 16) = __builtin_convertvector(b >> 16, af_u16x16);
+  af_put16_bf16(p, lo, 16);
+  af_put16_bf16(p + 16, hi, 16);
 #endif
 }
 #endif

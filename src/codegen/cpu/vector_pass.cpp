@@ -272,8 +272,9 @@ std::vector<bool> KernelEmitter::vector_lanes(const PassPlan& plan, const std::v
 }
 
 bool KernelEmitter::vector_exps(const std::vector<int>& body, const std::vector<bool>& vec) const {
+  if (vec.empty()) return false;
   return std::any_of(body.begin(), body.end(), [&](int id) {
-    return !vec.empty() && vec.at(static_cast<size_t>(id)) && exp_nonpos(node(id));
+    return vec.at(static_cast<size_t>(id)) && exp_nonpos(node(id));
   });
 }
 
