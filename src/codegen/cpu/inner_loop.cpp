@@ -285,14 +285,33 @@ std::string KernelEmitter::chunk_sigmoid_prologue(int axis, const std::vector<in
       if (needed.at(static_cast<size_t>(other))) chain.push_back(other);
     out += fmt::format("{}float e{}[AF_NT_CHUNK] __attribute__((aligned(64)));  // e^-|x|, {}\n",
                        indent, id, n.name);
-    out += "#pragma omp simd\n";
-    out += fmt::format("{0}for (int64_t i{1} = nt_k; i{1} < nt_k + AF_NT_CHUNK; ++i{1}) {{\n",
-                       indent, axis);
+    std::string loop = "#pragma omp simd\n";
+    loop += fmt::format("{0}for (int64_t i{1} = nt_k; i{1} < nt_k + AF_NT_CHUNK; ++i{1}) {{\n",
+                        indent, axis);
     for (int c : chain)
-      emit_node(node(c), indent + "  ", out);
-    out += fmt::format("{}  e{}[i{} - nt_k] = af_neg_abs({});\n", indent, id, axis,
-                       value(n.inputs.at(0)));
-    out += indent + "}\n";
+      emit_node(node(c), indent + "  ", loop);
+    loop += fmt::format("{}  e{}[i{} - nt_k] = af_neg_abs({});\n", indent, id, axis,
+                        value(n.inputs.at(0)));
+    loop += indent + "}\n";
+    // Where the chunk's loop is word pairs (word_pairs.cpp), this one is
+    // too, and the buffer holds the chunk's even elements, then its odd ones.
+    if (word_pairs_fit(axis, nodes, "")) {
+      out += "#if AF_WORD_PAIRS  // the even elements, then the odd ones (word_pairs.cpp)\n";
+      out += "#pragma omp simd\n";
+      out += fmt::format("{}for (int64_t w_ = 0; w_ < AF_NT_CHUNK / 2; ++w_) {{\n", indent);
+      out += indent + "  const int64_t wp_i = nt_k + 2 * w_;\n";
+      out += word_pair_statements(
+          axis, chain,
+          [&](int half, const std::string& ind) {
+            return fmt::format("{}e{}[{}w_] = af_neg_abs({});\n", ind, id,
+                               half == 0 ? "" : "AF_NT_CHUNK / 2 + ", value(n.inputs.at(0)));
+          },
+          indent + "  ");
+      out += indent + "}\n";
+      out += "#else\n" + loop + "#endif\n";
+    } else {
+      out += loop;
+    }
     out += fmt::format("{}af_exp_nonpos_row(e{}, AF_NT_CHUNK);\n", indent, id);
     chunk_sigmoids_.push_back(id);
   }
@@ -332,6 +351,15 @@ void KernelEmitter::emit_loop_variants(
           return streamed_[static_cast<size_t>(id)] && buffered(id, which) ? to : StoreTo::Output;
         },
         updates, ind);
+  };
+  // The parts of a row around its chunks (under a chunk each): without the
+  // word-pair form, which made chain30 bf16's chunk loop beside them 1.18x
+  // slower (g++ allocated the loop nest's registers worse; word_pairs.cpp).
+  const auto part_loop = [&](const std::string& ind, const std::string& from,
+                             const std::string& to_) {
+    return simd_loop(
+        axis, from, to_, nodes, pragma, [](int) { return StoreTo::Output; }, updates, ind,
+        /*word_pairs=*/false);
   };
   const std::string chunk_end = "nt_k + AF_NT_CHUNK";
 
@@ -437,7 +465,7 @@ void KernelEmitter::emit_loop_variants(
     chunk_sigmoids_.clear();
     b += flush(i2, which);
     b += i1 + "}\n";
-    b += loop(i1, "nt_hi", hi, Buffered::None);
+    b += part_loop(i1, "nt_hi", hi);
     b += ind + "}\n";
     return cvt_only ? b + "#else\n" + plain + "#endif\n" : b;
   };
@@ -482,7 +510,7 @@ void KernelEmitter::emit_loop_variants(
     out += fmt::format("{}for (int nt_part = 0; nt_part < 2; ++nt_part) {{\n", in1);
     out += fmt::format("{}const int64_t nt_from = nt_part == 0 ? {} : nt_hi;\n", in2, lo);
     out += fmt::format("{}const int64_t nt_to = nt_part == 0 ? nt_lo : {};\n", in2, hi);
-    out += loop(in2, "nt_from", "nt_to", Buffered::None);
+    out += part_loop(in2, "nt_from", "nt_to");
     out += in2 + "if (nt_part == 1) break;\n";
     out += fmt::format("{}for (int64_t nt_k = nt_lo; nt_k < nt_hi; nt_k += AF_NT_CHUNK) {{\n", in2);
     out += row_prefetches(axis, "nt_k", in3);
@@ -512,7 +540,7 @@ void KernelEmitter::emit_loop_variants(
       k2 += loop(in2, "nt_k", chunk_end, Buffered::None);
       chunk_sigmoids_.clear();
       k2 += in1 + "}\n";
-      k2 += loop(in1, "nt_hi", hi, Buffered::None);
+      k2 += part_loop(in1, "nt_hi", hi);
       out += ordinary_loops(in1, row_prefetches(axis, "nt_k", in2 + "  "), k2);
     }
   }

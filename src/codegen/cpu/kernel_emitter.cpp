@@ -408,8 +408,9 @@ void KernelEmitter::emit_node(const AscNode& n, const std::string& indent, std::
       if (constant >= 0)
         rhs = min_max_with_constant(n.op, constant, args.at(0), args.at(1));
       else if (std::count(chunk_sigmoids_.begin(), chunk_sigmoids_.end(), n.id) > 0)
-        rhs =
-            fmt::format("af_sigmoid_from_exp({}, e{}[i{} - nt_k])", args.at(0), n.id, vector_axis_);
+        rhs = fmt::format(
+            "af_sigmoid_from_exp({}, e{}[{}])", args.at(0), n.id,
+            chunk_exp_index_.empty() ? fmt::format("i{} - nt_k", vector_axis_) : chunk_exp_index_);
       else if (std::count(row_exps_.begin(), row_exps_.end(), n.id) > 0)
         rhs = args.at(0);  // its buffer's exp after the loop (short_row_reduce.cpp)
       else if (exp_nonpos(n))

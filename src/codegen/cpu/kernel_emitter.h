@@ -323,12 +323,26 @@ class KernelEmitter {
                         const std::string& indent) const;
   /// A vector loop over [lo, hi): the `pragma` line, the loop over `nodes`
   /// (stores where `store_to` says) and `updates`; with its lane form where
-  /// it has one.
+  /// it has one (`word_pairs`: that form allowed).
   std::string simd_loop(int axis, const std::string& lo, const std::string& hi,
                         const std::vector<int>& nodes, const std::string& pragma,
                         const std::function<StoreTo(int)>& store_to,
                         const std::function<std::string(const std::string&)>& updates,
-                        const std::string& indent) const;
+                        const std::string& indent, bool word_pairs = true) const;
+  /// Whether an Elementwise loop over `axis` with `nodes` (no updates) has
+  /// the word-pair form: its memory bf16 and contiguous (word_pairs.cpp).
+  bool word_pairs_fit(int axis, const std::vector<int>& nodes, const std::string& pragma) const;
+  /// The statements of one pair (index wp_i): the Loads' words, then each
+  /// half (i<axis> = wp_i + h) with `half_end(h, indent)` (null: none) after it.
+  std::string word_pair_statements(
+      int axis, const std::vector<int>& nodes,
+      const std::function<std::string(int, const std::string&)>& half_end,
+      const std::string& indent) const;
+  /// That form's loop over [lo, hi) (simd_loop puts it under AF_WORD_PAIRS).
+  std::string word_pair_loop(int axis, const std::string& lo, const std::string& hi,
+                             const std::vector<int>& nodes, const std::string& pragma,
+                             const std::function<StoreTo(int)>& store_to,
+                             const std::string& indent) const;
   /// Whether exp_nonpos() node `id`, reduced from a short row's buffer
   /// (`ub`: its row buffer's pass, or -1), can be written to that buffer as
   /// its operand and exponentiated there after the loop: computed in the
@@ -563,6 +577,9 @@ class KernelEmitter {
   /// While a chunk loop's body is emitted: the Sigmoids whose e^-|x| the
   /// chunk buffer e<id> holds (chunk_sigmoid_prologue, inner_loop.cpp).
   mutable std::vector<int> chunk_sigmoids_;
+  /// While a word pair's half is emitted: its element's place in the chunk
+  /// buffers e<id> (word_pairs.cpp); empty: i<axis> - nt_k.
+  mutable std::string chunk_exp_index_;
   /// While a short row's loop is emitted: exp_nonpos() Exps whose only use
   /// there is a buffer, which then holds their operand and gets
   /// af_exp_nonpos_row after the loop (short_row_reduce.cpp).

@@ -34,6 +34,13 @@
 #define AF_VECTOR_PASS 0
 #define AF_LANE_PAIRS 0
 #endif
+// Elementwise loops over bf16 data as 32-bit words of two elements
+// (word_pairs.cpp): AVX-512 without AVX512-BF16 (with it, vcvtne2ps2bf16
+// rounds the chunks; with AVX2, the lane pairs). Defined before the prelude,
+// 0 turns them off (tests compare both forms).
+#ifndef AF_WORD_PAIRS
+#define AF_WORD_PAIRS (AF_VECTOR_PASS && !AF_LANE_PAIRS && !AF_BF16_CVT)
+#endif
 
 // The clause's step: x replaces a when it is larger (max) or smaller (min);
 // `is_max` comes from the function using it.

@@ -177,4 +177,31 @@ AF_INLINE void af_bf16_nt_store_aligned(uint16_t* dst, const af_bf16_chunk_t* sr
 }
 #endif
 
+// ---- bf16 word pairs (word_pairs.cpp) -------------------------------------
+// Two bf16 elements in one 32-bit word, the first in its low half (little
+// endian): each half is a float after one shift or mask, and two rounded
+// floats make one word with a shift, a mask and an or, all in 32-bit lanes,
+// where widening and packing 16-bit lanes costs shuffles.
+AF_INLINE uint32_t af_load_word(const void* p) {
+  uint32_t w;
+  __builtin_memcpy(&w, p, 4);
+  return w;
+}
+AF_INLINE void af_store_word(void* p, uint32_t w) {
+  __builtin_memcpy(p, &w, 4);
+}
+AF_INLINE float af_bf16_lo(uint32_t w) {
+  return af_u2f(w << 16);
+}
+AF_INLINE float af_bf16_hi(uint32_t w) {
+  return af_u2f(w & 0xffff0000u);
+}
+/// af_f32_to_bf16(lo) | af_f32_to_bf16(hi) << 16.
+AF_INLINE uint32_t af_bf16_word(float lo, float hi) {
+  uint32_t a = af_f2u(lo), b = af_f2u(hi);
+  af_bf16_round_bits(lo, &a);
+  af_bf16_round_bits(hi, &b);
+  return (a >> 16) | (b & 0xffff0000u);
+}
+
 #endif  // AUTOFUSE_CODEGEN_CPU_KERNEL_PRELUDE_STORES_H_

@@ -181,7 +181,7 @@ std::string KernelEmitter::simd_loop(int axis, const std::string& lo, const std:
                                      const std::vector<int>& nodes, const std::string& pragma,
                                      const std::function<StoreTo(int)>& store_to,
                                      const std::function<std::string(const std::string&)>& updates,
-                                     const std::string& indent) const {
+                                     const std::string& indent, bool word_pairs) const {
   std::string loop = pragma + "\n";
   loop += fmt::format("{0}for (int64_t i{1} = {2}; i{1} < {3}; ++i{1}) {{\n", indent, axis, lo, hi);
   for (int id : nodes)
@@ -198,15 +198,20 @@ std::string KernelEmitter::simd_loop(int axis, const std::string& lo, const std:
   const std::vector<bool> single = rows_of_16 && (!updates || writes)
                                        ? lane_loop_values(axis, nodes, LaneForm::Register)
                                        : std::vector<bool>();
-  if (pairs.empty() && single.empty()) return loop;
+  const bool words = word_pairs && !updates && word_pairs_fit(axis, nodes, pragma);
+  if (pairs.empty() && single.empty() && !words) return loop;
   std::string out;
   if (!pairs.empty())
     out += "#if AF_LANE_PAIRS  // 16 lanes as two registers (lane_loops.cpp)\n" +
            lane_loop(axis, lo, hi, nodes, pairs, store_to, false, indent);
   if (!single.empty())
-    out += std::string(pairs.empty() ? "#if" : "#elif") +
+    out += std::string(out.empty() ? "#if" : "#elif") +
            " AF_VECTOR_PASS && !AF_LANE_PAIRS && !AF_BF16_CVT  // 16 lanes, one register\n" +
            lane_loop(axis, lo, hi, nodes, single, store_to, writes, indent);
+  if (words)
+    out += std::string(out.empty() ? "#if" : "#elif") +
+           " AF_WORD_PAIRS  // two bf16 elements per 32-bit lane (word_pairs.cpp)\n" +
+           word_pair_loop(axis, lo, hi, nodes, pragma, store_to, indent);
   return out + "#else\n" + loop + "#endif\n";
 }
 

@@ -1,0 +1,208 @@
+// Elementwise loops over bf16 data as 32-bit words of two elements
+// (word_pairs.cpp, AF_WORD_PAIRS): the module compiled with the form and
+// without it (AF_WORD_PAIRS 0 before the prelude) gives the same bytes
+// under every tiling key, on rows of every parity and unaligned outputs,
+// and both match the reference; which loops get the form.
+#include <cmath>
+#include <cstring>
+
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "autofuse/graph/text.h"
+#include "autofuse/ref/interpreter.h"
+#include "autofuse/ref/random.h"
+#include "autofuse/tiling/tiling.h"
+#include "codegen_test_util.h"
+
+namespace autofuse::codegen_test {
+namespace word_pairs_test_local {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+const std::string kOff = "#define AF_WORD_PAIRS 0\n";
+
+// Every select and root a chain30-like loop has, a division, a constant
+// and a row-invariant operand w (a copy of f32 where D is static).
+std::string chain_text(const std::string& d) {
+  return fmt::format(R"(graph chain(x: bf16[N, {0}], w: bf16[{0}]) {{
+  two = constant(dtype=bf16, value=2)
+  a = mul(x, two)
+  b = sub(a, w)
+  c = abs(b)
+  m = max(c, w)
+  n = min(m, two)
+  q = sqrt(n)
+  r = reciprocal(q)
+  s = relu(b)
+  t = div(s, two)
+  u = add(r, t)
+  y = neg(u)
+  return y, m
+}})",
+                     d);
+}
+
+// x * sigmoid(x) * u: the chunk loops' sigmoids read their exps from a
+// buffer, element by element (inner_loop.cpp).
+const char* kSilu = R"(graph silu(x: bf16[N, D], u: bf16[N, D]) {
+  s = sigmoid(x)
+  g = mul(x, s)
+  y = mul(g, u)
+  return y
+})";
+
+// The column index as a value: each half of a word its own element's.
+const char* kIndex = R"(graph position(x: bf16[N, D]) {
+  i = iota(dtype=bf16, shape=[N, D], axis=1)
+  y = add(x, i)
+  return y
+})";
+
+// One rounding: the reference's bits, ties to even included.
+const char* kProduct = R"(graph product(x: bf16[N, D], w: bf16[D]) {
+  y = mul(x, w)
+  return y
+})";
+
+struct PairCase {
+  std::string label;
+  Graph graph;
+  std::vector<sym::Binding> bindings;
+  double tol;
+};
+
+std::vector<sym::Binding> rows(const std::vector<std::pair<int64_t, int64_t>>& nd) {
+  std::vector<sym::Binding> out;
+  for (const auto& [n, d] : nd)
+    out.push_back({{"N", n}, {"D", d}});
+  return out;
+}
+
+// NaN, infinities, bf16 ties (1 + 2^-8; (1 + 2^-7) * 1.5) and values
+// whose results are subnormal, at positions of either parity.
+std::vector<HostTensor> special_inputs(const Graph& g, const sym::Binding& binding) {
+  std::vector<HostTensor> inputs = random_inputs(g, binding, 5);
+  const double specials[] = {std::nan(""), INFINITY,        -INFINITY, 1.0 + 1.0 / 256,
+                             1e-39,        1.0 + 1.0 / 128, -3e-40};
+  HostTensor& x = inputs.at(0);
+  for (int64_t i = 0; i < x.numel(); i += 5)
+    x.set_f64(i, specials[(i / 5) % 7]);
+  if (inputs.size() > 1 && inputs[1].numel() > 1) inputs[1].set_f64(1, 1.5);
+  return inputs;
+}
+
+::testing::AssertionResult same_bytes(const HostTensor& a, const HostTensor& b) {
+  if (a.nbytes() != b.nbytes() || (a.nbytes() > 0 && std::memcmp(a.data(), b.data(), a.nbytes())))
+    return ::testing::AssertionFailure() << tensors_close(a, b, 0, 0).message();
+  return ::testing::AssertionSuccess();
+}
+
+TEST(WordPairs, BothFormsGiveTheSameBytesUnderEveryKey) {
+  std::vector<PairCase> cases;
+  const auto parities = rows({{1, 1},
+                              {3, 2},
+                              {2, 3},
+                              {5, 17},
+                              {4, 63},
+                              {3, 64},
+                              {2, 65},
+                              {3, 127},
+                              {2, 130},
+                              {2, 1000},
+                              {3, 1025}});
+  cases.push_back({"chain", parse_graph(chain_text("D")), parities, 3e-2});
+  cases.push_back(
+      {"chain_static", parse_graph(chain_text("100")), rows({{1, 100}, {7, 100}}), 3e-2});
+  cases.push_back({"silu", parse_graph(kSilu), parities, 3e-2});
+  cases.push_back({"index", parse_graph(kIndex), parities, 1e-2});
+  cases.push_back({"product", parse_graph(kProduct), parities, 0});
+  std::vector<schedule::ScheduledKernel> kernels;
+  for (const PairCase& c : cases)
+    kernels.push_back(schedule_graph(c.graph));
+  codegen::ModuleSource module = codegen::generate_cpu_module(kernels);
+  for (size_t i = 0; i < cases.size(); ++i)
+    EXPECT_THAT(kernel_text(module.code, module.kernels[i].name),
+                HasSubstr("AF_WORD_PAIRS  // two bf16 elements per 32-bit lane"))
+        << cases[i].label;
+  const std::shared_ptr<jit::Module> pairs = compile(module);
+  module.code = kOff + module.code;
+  const std::shared_ptr<jit::Module> plain = compile(module);
+  const af_machine machines[] = {one_core(), many_tiny_blocks(3, 4)};
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const PairCase& c = cases[i];
+    for (const sym::Binding& binding : c.bindings) {
+      const std::vector<HostTensor> inputs = special_inputs(c.graph, binding);
+      const std::vector<HostTensor> want = run_reference(c.graph, inputs, binding);
+      for (const af_machine& m : machines) {
+        for (int64_t key :
+             {tiling::kOrdinaryStoresKey, tiling::kStreamingStoresKey, tiling::kPrefetchingKey}) {
+          for (int64_t offset : {0, 1}) {
+            const RunOptions options{key, offset};
+            const auto run = [&](const jit::Module& so) {
+              return run_kernel(so, module.kernels[i], kernels[i].graph, c.graph, inputs, binding,
+                                m, options);
+            };
+            const KernelRun got = run(*pairs);
+            const KernelRun base = run(*plain);
+            std::string where = c.label;
+            for (const auto& [s, v] : binding)
+              where += fmt::format(" {}={}", s, v);
+            where += fmt::format(", key {}, offset {}, {} blocks", key, offset, got.block_dim);
+            for (size_t o = 0; o < want.size(); ++o) {
+              EXPECT_TRUE(tensors_close(got.outputs[o], want[o], c.tol, c.tol))
+                  << where << ", output " << o;
+              EXPECT_TRUE(same_bytes(got.outputs[o], base.outputs[o]))
+                  << where << ", output " << o << ": the forms differ";
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(WordPairs, WhichLoopsGetTheForm) {
+  const auto kernel = [](const std::string& text) {
+    std::vector<schedule::ScheduledKernel> kernels = {schedule_graph(parse_graph(text))};
+    const codegen::ModuleSource module = codegen::generate_cpu_module(kernels);
+    return kernel_text(module.code, module.kernels[0].name);
+  };
+  const std::string chain = kernel(chain_text("D"));
+  EXPECT_THAT(chain, HasSubstr("af_load_word(&p0["));
+  EXPECT_THAT(chain, HasSubstr("af_bf16_lo(w"));
+  EXPECT_THAT(chain, HasSubstr("af_bf16_hi(w"));
+  EXPECT_THAT(chain, HasSubstr("af_store_word(&t"));               // chunk buffers
+  EXPECT_THAT(kernel(kProduct), HasSubstr("af_store_word(&q0["));  // a plain loop's output
+  // The parts of a row around its chunks keep the loop (a chunk each at
+  // most; with the form, g++ allocated the chunk loop's registers worse).
+  const size_t part = chain.find("for (int nt_part = 0;");
+  ASSERT_NE(part, std::string::npos);
+  const size_t chunks = chain.find("if (nt_part == 1) break;", part);
+  ASSERT_NE(chunks, std::string::npos);
+  EXPECT_THAT(chain.substr(part, chunks - part), Not(HasSubstr("AF_WORD_PAIRS")));
+  // f32 data, an f32 operand beside bf16 ones, a gather: the loop alone.
+  EXPECT_THAT(kernel(R"(graph f(x: f32[N, D]) {
+  y = abs(x)
+  return y
+})"),
+              Not(HasSubstr("AF_WORD_PAIRS")));
+  EXPECT_THAT(kernel(R"(graph m(x: bf16[N, D], w: f32[N, D]) {
+  c = cast(x, to=f32)
+  y = mul(c, w)
+  z = cast(y, to=bf16)
+  return z
+})"),
+              Not(HasSubstr("AF_WORD_PAIRS")));
+  EXPECT_THAT(kernel(R"(graph g(t: bf16[V, 256], ids: i64[N]) {
+  e = gather(t, ids, axis=0)
+  y = abs(e)
+  return y
+})"),
+              Not(HasSubstr("AF_WORD_PAIRS")));
+}
+
+}  // namespace word_pairs_test_local
+}  // namespace autofuse::codegen_test
