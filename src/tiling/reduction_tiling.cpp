@@ -174,6 +174,28 @@ bool folds_rows(const ScheduledKernel& kernel) {
   return true;
 }
 
+sym::Expr row_reuse_bytes(const ScheduledKernel& kernel) {
+  const std::vector<int> rows = kernel.row_axes();
+  sym::Expr bytes(0);
+  if (kernel.kind != schedule::Template::Reduction || kernel.tile_axis >= 0 || rows.size() < 2)
+    return bytes;
+  const AscGraph& g = kernel.graph;
+  for (const AscNode& n : g.nodes) {
+    if ((n.kind != AscKind::Load && n.kind != AscKind::Gather) || n.view.varies_along(rows[0]) ||
+        !varies_along_reduced(kernel, n))
+      continue;
+    bool inner = false;  // varies along a later row axis
+    for (size_t r = 1; r < rows.size(); ++r)
+      inner = inner || n.view.varies_along(rows[r]);
+    if (!inner) continue;  // the same for every row: stays in the cache anyway
+    sym::Expr extent(static_cast<int64_t>(dtype_size(n.dtype)));
+    for (int a : kernel.inner_axes)
+      if (n.view.varies_along(a)) extent = extent * g.axes.at(static_cast<size_t>(a)).size;
+    bytes = bytes + extent;
+  }
+  return bytes;
+}
+
 std::vector<int> partial_reduces(const ScheduledKernel& kernel) {
   std::vector<int> out;
   if (kernel.kind != schedule::Template::Reduction) return out;
@@ -321,6 +343,22 @@ std::string emit_reduction_tiling(const ScheduledKernel& k,
     // 51.4 -> 43-46 ms without them).
     c += fmt::format("  td->{} = {} * row_bytes <= machine->l2_bytes ? 1 : 0;\n",
                      kPrefetchRowsField, kReductionRowsAhead + 1);
+  }
+  const sym::Expr reuse = row_reuse_bytes(k);
+  if (reuse != sym::Expr(0)) {
+    // Rows in tiles (tiling.h kRowTileField) where the broadcast operand's
+    // rows of one outer index would not stay in the L2 until the next: a
+    // tile's take an eighth of it.
+    const std::vector<int> row_axes = k.row_axes();
+    c += fmt::format("  const int64_t outer_rows = {};\n",
+                     print(g.axes.at(static_cast<size_t>(row_axes[0])).size));
+    c += fmt::format("  const int64_t reuse_bytes = af_max(1, {});\n", print(reuse));
+    c += "  const int64_t inner_rows = rows / af_max(1, outer_rows);\n";
+    c += "  const int64_t row_tile = af_max(1, machine->l2_bytes / 8 / reuse_bytes);\n";
+    c += fmt::format(
+        "  td->{} = split == 1 && outer_rows > 1 && row_tile < inner_rows &&\n"
+        "                  inner_rows * reuse_bytes > machine->l2_bytes / 2 ? row_tile : 0;\n",
+        kRowTileField);
   }
   if (!k.moments.empty() && column) {
     // The moment loop re-reads each block from the L2 (a quarter of it:

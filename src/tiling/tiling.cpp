@@ -225,6 +225,9 @@ TilingSource emit_tiling(const ScheduledKernel& kernel, const std::string& name)
         "  int64_t {};  // column: reduced indices the prefetches run ahead (0: none); "
         "row: rows ahead prefetched (1) or not (0)\n",
         kPrefetchRowsField);
+    if (row_reuse_bytes(kernel) != sym::Expr(0))
+      c += fmt::format("  int64_t {};  // rows per tile of the inner row axes (0: none)\n",
+                       kRowTileField);
     if (!kernel.moments.empty() && kernel.tile_axis >= 0)  // (row layout: the sums' chunks)
       c += fmt::format("  int64_t {};  // reduced indices per block of the centered moments\n",
                        kMomentRowsField);

@@ -69,6 +69,20 @@ inline constexpr int64_t kReductionRowsAhead = 2;
 /// block of the moment loop, a multiple of kColumnChunk whose tile rows
 /// take about a quarter of the L2 (the second loop re-reads them there).
 inline constexpr std::string_view kMomentRowsField = "mom_rows";
+/// Row layout: rows per tile of the inner row axes (0: rows in order). A
+/// kernel with row_reuse_bytes() walks its rows tile by tile, each tile for
+/// every index of the outermost row axis, so that an operand broadcast
+/// along that axis is read from the L2 by the next index instead of from
+/// the L3 or memory (BERT's position embeddings, one row of 768 per token
+/// and 512 tokens to a sequence: [64, 512] f32 tokens on one thread, rows
+/// of 32 or 64 tokens 0.87x the time of rows in order, 128 0.91x, 8 0.96x).
+inline constexpr std::string_view kRowTileField = "row_tile";
+
+/// Row layout, two or more row axes: the bytes per row that Loads and
+/// Gathers read along the reduced axes without varying along the outermost
+/// row axis but along another one (0 when none: no row tiles).
+sym::Expr row_reuse_bytes(const schedule::ScheduledKernel& kernel);
+
 /// Reduced indices per chunk of a column sum (codegen's Acc::Chunked): the
 /// chunk sums join the compensated totals every this many indices.
 inline constexpr int64_t kColumnChunk = 64;

@@ -246,6 +246,9 @@ class KernelEmitter {
   };
   std::string reduction_arrays() const;  // column layout: function-scope local arrays
   std::string unit_loop_head() const;    // units of this block: split, tile, row indices
+  /// Row layout, unsplit: the row indices of unit `row` in the tiled order
+  /// when td->row_tile > 0 (tiling::row_reuse_bytes).
+  std::string row_tile_indices(const std::string& indent) const;
   void emit_stage(int stage, const std::string& indent, std::string& out) const;
   void emit_stage_tile_vectors(int stage, const std::string& indent, std::string& out) const;
   void emit_pass(int pass, const std::string& indent, std::string& out) const;

@@ -97,6 +97,35 @@ std::string KernelEmitter::unit_loop_head() const {
   return out;
 }
 
+std::string KernelEmitter::row_tile_indices(const std::string& ind) const {
+  // Row `row` of the tiled order: tiles of t_ rows of the inner row axes
+  // (flattened), each for every outer index; the last tile has what is left.
+  const int outer = row_axes_.front();
+  std::string inner = "(int64_t)1";
+  for (size_t k = 1; k < row_axes_.size(); ++k)
+    inner += " * " + size(row_axes_[k]);
+  std::string out = fmt::format("{}if (td->{} > 0) {{  // rows in tiles (tiling.h)\n", ind,
+                                tiling::kRowTileField);
+  const std::string in1 = ind + "  ";
+  out += fmt::format("{}const int64_t t_ = td->{}, on_ = {}, in_ = {};\n", in1,
+                     tiling::kRowTileField, size(outer), inner);
+  out += in1 + "const int64_t full_ = in_ / t_ * t_ * on_;  // rows of the whole tiles\n";
+  out += in1 + "int64_t q_;\n";
+  out += in1 + "if (row < full_) {\n";
+  out += fmt::format("{}  i{} = row % (on_ * t_) / t_;\n", in1, outer);
+  out += in1 + "  q_ = row / (on_ * t_) * t_ + row % t_;\n";
+  out += in1 + "} else {\n";
+  out += in1 + "  const int64_t r_ = in_ - in_ / t_ * t_;\n";
+  out += fmt::format("{}  i{} = (row - full_) / r_;\n", in1, outer);
+  out += in1 + "  q_ = in_ / t_ * t_ + (row - full_) % r_;\n";
+  out += in1 + "}\n";
+  for (size_t k = row_axes_.size(); k-- > 2;)
+    out +=
+        fmt::format("{0}i{1} = q_ % {2};\n{0}q_ /= {2};\n", in1, row_axes_[k], size(row_axes_[k]));
+  out += fmt::format("{}i{} = q_;\n", in1, row_axes_[1]);
+  return out + ind + "}\n";
+}
+
 std::string KernelEmitter::row_head(const std::string& ind) const {
   std::string out;
   const int axis = kernel_.inner_axes.front();
@@ -125,6 +154,8 @@ std::string KernelEmitter::row_loop(bool continued) const {
                    : "  for (int64_t row = row_begin; row < row_end; ++row) {\n";
   out += "    {\n";
   const std::string ind = "      ";
+  if (unsplit_ && !groups_rows() && tiling::row_reuse_bytes(kernel_) != sym::Expr(0))
+    out += row_tile_indices(ind);
   out += row_head(ind);
   bool jumps = false;
   for (int stage = 0; stage <= kernel_.num_passes; ++stage) {
