@@ -586,8 +586,11 @@ TEST(Streaming, Bf16StoresByTheChunk) {
     EXPECT_EQ(count(k, "af_bf16_nt_store(&q0["), 1u);
     EXPECT_GE(count(k, "#if AF_BF16_CVT  // bf16 stores rounded by the chunk\n"), 1u);
     EXPECT_EQ(count(k, "#if AF_BF16_CVT"), count(k, "af_bf16_store(&q0["));
-    // Each loop also in lane form for AVX2 (lane_loops.cpp), its own #if.
-    EXPECT_EQ(count(k, "#if AF_BF16_CVT") + count(k, "#if AF_LANE_PAIRS"), count(k, "#endif\n"));
+    // Each loop also in lane form for AVX2 (lane_loops.cpp), its own #if
+    // (after the word pairs' where the loop has them, word_pairs.cpp).
+    EXPECT_EQ(
+        count(k, "#if AF_BF16_CVT") + count(k, "#if AF_LANE_PAIRS") + count(k, "#if AF_WORD_PAIRS"),
+        count(k, "#endif\n"));
     EXPECT_THAT(k, Not(HasSubstr("t3[i1 - nt_k] = af_f32_to_bf16(")));
     EXPECT_THAT(k, HasSubstr("af_put16_bf16(&t6[i1 - nt_k], v5, n_);"));
     EXPECT_THAT(k, HasSubstr("af_load16_bf16(&v1, &p0["));

@@ -1,38 +1,7 @@
 // The kernel function of one scheduled kernel (the part of the module after
 // its tiling data; see cpu_codegen.h for the module).
-//
-// Shape of the code: a loop nest whose levels are -1 (the whole block: once
-// per kernel call), 0 (one work unit: the row axes' multi-index) and 1..
-// (the inner loops: Elementwise has one, the vectorized last axis;
-// Reduction has one per reduced axis, the last one vectorized in the row
-// layout, plus the vectorized tile loop inside them in the column layout).
-// Each node is computed at the shallowest level where its value is fixed: a
-// node that does not vary along an inner loop's axis is hoisted out of it (a
-// broadcast operand is loaded once per row, a scalar once per call). Values
-// are SSA temporaries `v<id>` of the node's compute type; in the column
-// layout, row nodes that vary along the tile axis ("tile vectors") are local
-// arrays `v<id>[i<tile> - t0]` filled between passes.
-//
-// An Elementwise kernel with a transpose that moves the contiguous axis
-// (tiling::transpose_tiles) walks 2-D tiles instead of row segments
-// (transpose_tiles.cpp): its transposed Loads are read into local tile
-// buffers, then each tile row runs the same vector loop.
-//
-// The innermost loop (inner_loop.cpp) has a second variant for tiling_key
-// kStreamingStoresKey: stores that tiling::streams() go through an aligned
-// local chunk buffer and non-temporal stores; and a third for
-// kPrefetchingKey: the same chunks and prefetches, ordinary stores.
-//
-// Gathers (gather.cpp) check their index; a bad one reads index 0 and is
-// reported to the kernel's af_status: directly outside vector loops, and
-// through OpenMP reduction flags after a vector loop (a call inside would
-// stop it vectorizing). A Gather whose index is a broadcast of a value
-// computed at an outer level (an embedding lookup: one index per row) is
-// checked once there, and its loop reads a plain row.
-//
-// A bf16/f16 Load that varies only along the vector axis, of a constant
-// length (a row-invariant operand: LayerNorm's gamma), reads an f32 copy the
-// kernel makes once per call (row_invariant_, invariant_copies).
+// Its shape (levels, hoisting, variants, gathers, invariant copies):
+// kernel_emitter.cpp.
 #pragma once
 
 #include <functional>

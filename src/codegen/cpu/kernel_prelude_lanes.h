@@ -35,11 +35,16 @@
 #define AF_LANE_PAIRS 0
 #endif
 // Elementwise loops over bf16 data as 32-bit words of two elements
-// (word_pairs.cpp): AVX-512 without AVX512-BF16 (with it, vcvtne2ps2bf16
-// rounds the chunks; with AVX2, the lane pairs). Defined before the prelude,
-// 0 turns them off (tests compare both forms).
+// (word_pairs.cpp): AVX2 and AVX-512 without AVX512-BF16 (with it,
+// vcvtne2ps2bf16 rounds the chunks). Defined before the prelude, 0 turns
+// them off (tests compare both forms); AF_FORCE_LANE_PAIRS's tests run the
+// lane pairs instead.
 #ifndef AF_WORD_PAIRS
-#define AF_WORD_PAIRS (AF_VECTOR_PASS && !AF_LANE_PAIRS && !AF_BF16_CVT)
+#if defined(AF_FORCE_LANE_PAIRS)
+#define AF_WORD_PAIRS 0
+#else
+#define AF_WORD_PAIRS (AF_VECTOR_PASS && !AF_BF16_CVT)
+#endif
 #endif
 
 // The clause's step: x replaces a when it is larger (max) or smaller (min);

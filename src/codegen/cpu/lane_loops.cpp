@@ -201,17 +201,20 @@ std::string KernelEmitter::simd_loop(int axis, const std::string& lo, const std:
   const bool words = word_pairs && !updates && word_pairs_fit(axis, nodes, pragma);
   if (pairs.empty() && single.empty() && !words) return loop;
   std::string out;
+  // Word pairs first: with AVX2 (haswell code on an Ice Lake, session 42)
+  // they took 0.80x the lane pairs' time (rotary bf16) and 0.83x
+  // (attention_transpose bf16), the same bits.
+  if (words)
+    out += "#if AF_WORD_PAIRS  // two bf16 elements per 32-bit lane (word_pairs.cpp)\n" +
+           word_pair_loop(axis, lo, hi, nodes, pragma, store_to, indent);
   if (!pairs.empty())
-    out += "#if AF_LANE_PAIRS  // 16 lanes as two registers (lane_loops.cpp)\n" +
+    out += std::string(out.empty() ? "#if" : "#elif") +
+           " AF_LANE_PAIRS  // 16 lanes as two registers (lane_loops.cpp)\n" +
            lane_loop(axis, lo, hi, nodes, pairs, store_to, false, indent);
   if (!single.empty())
     out += std::string(out.empty() ? "#if" : "#elif") +
            " AF_VECTOR_PASS && !AF_LANE_PAIRS && !AF_BF16_CVT  // 16 lanes, one register\n" +
            lane_loop(axis, lo, hi, nodes, single, store_to, writes, indent);
-  if (words)
-    out += std::string(out.empty() ? "#if" : "#elif") +
-           " AF_WORD_PAIRS  // two bf16 elements per 32-bit lane (word_pairs.cpp)\n" +
-           word_pair_loop(axis, lo, hi, nodes, pragma, store_to, indent);
   return out + "#else\n" + loop + "#endif\n";
 }
 

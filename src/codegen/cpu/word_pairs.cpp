@@ -1,5 +1,6 @@
 // An Elementwise loop over bf16 data as a loop over 32-bit words, each
-// holding two elements (AF_WORD_PAIRS: AVX-512 without AVX512-BF16).
+// holding two elements (AF_WORD_PAIRS: AVX2, and AVX-512 without
+// AVX512-BF16, whose vcvtne2ps2bf16 rounds by the chunk instead).
 //
 // g++ 12 vectorizes `af_bf16_to_f32(p[i])` with 32 lanes as a 64-byte load,
 // two vpmovzxwd and a vextracti64x4, and af_f32_to_bf16's results are
@@ -9,9 +10,10 @@
 // (the low half) or one mask (the high half), and two rounded results make
 // a word with a shift, a mask and an or (kernel_prelude_stores.h): no
 // shuffle at all. So when every Load and Store of the loop is bf16 and
-// contiguous along the loop, the loop is emitted once more:
+// contiguous along the loop, the loop is emitted once more, first among
+// its forms (lane_loops.cpp's simd_loop):
 //
-//   #elif AF_WORD_PAIRS
+//   #if AF_WORD_PAIRS
 //   {
 //     const int64_t wp_lo = lo, wp_words = (hi - wp_lo) / 2;
 //     #pragma omp simd
@@ -30,10 +32,10 @@
 // its own i1), so the results are the loop's bits. A chunk loop's Sigmoids
 // read their exps from a chunk buffer (chunk_sigmoid_prologue); in this
 // form its loop is word pairs too and the buffer holds the chunk's even
-// elements, then its odd ones, so that each half reads whole vectors. Words are read and written at any 2-byte
-// address (x86 allows it): the pair is aligned to the loop, not to memory.
-// Loads of other dtypes would be de-interleaved by shuffles again, and
-// Gathers check their index in the loop: such loops keep their form.
+// elements, then its odd ones, so that each half reads whole vectors. Words are read and written at
+// any 2-byte address (x86 allows it): the pair is aligned to the loop, not to memory. Loads of
+// other dtypes would be de-interleaved by shuffles again, and Gathers check their index in the
+// loop: such loops keep their form.
 //
 // Measured on an Ice Lake Xeon (no AVX512-BF16), one thread, each dumped
 // module compiled with and without the form and timed interleaved in one
@@ -42,7 +44,10 @@
 // 216 -> 194, llvm-mca's port 5 cycles 106 -> 88), [1024, 1024] 0.88x;
 // rotary [16, 1024] 0.88x, [4, 128] 0.76x; attention_transpose 0.94x and
 // 0.81x; swiglu 0.88x both (0.99x while its exps were read from a buffer
-// in element order, two permutes per 32 elements).
+// in element order, two permutes per 32 elements). Built for AVX2
+// (-march=haswell, the same machine), streaming: chain30 bf16 0.93x and
+// swiglu 0.85x the plain loop's time, rotary 0.80x and attention_transpose
+// 0.84x the lane pairs' (lane_loops.cpp), the same bits.
 #include <fmt/format.h>
 
 #include "codegen/cpu/c_exprs.h"
