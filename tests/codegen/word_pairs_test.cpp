@@ -1,4 +1,4 @@
-// Elementwise loops over bf16 data as 32-bit words of two elements
+// Elementwise loops over bf16 and f16 data as 32-bit words of two elements
 // (word_pairs.cpp, AF_WORD_PAIRS): the module compiled with the form and
 // without it (AF_WORD_PAIRS 0 before the prelude) gives the same bytes
 // under every tiling key, on rows of every parity and unaligned outputs,
@@ -26,9 +26,9 @@ const std::string kOff = "#define AF_WORD_PAIRS 0\n";
 
 // Every select and root a chain30-like loop has, a division, a constant
 // and a row-invariant operand w (a copy of f32 where D is static).
-std::string chain_text(const std::string& d) {
-  return fmt::format(R"(graph chain(x: bf16[N, {0}], w: bf16[{0}]) {{
-  two = constant(dtype=bf16, value=2)
+std::string chain_text(const std::string& d, const std::string& dtype = "bf16") {
+  return fmt::format(R"(graph chain(x: {1}[N, {0}], w: {1}[{0}]) {{
+  two = constant(dtype={1}, value=2)
   a = mul(x, two)
   b = sub(a, w)
   c = abs(b)
@@ -42,7 +42,7 @@ std::string chain_text(const std::string& d) {
   y = neg(u)
   return y, m
 }})",
-                     d);
+                     d, dtype);
 }
 
 // x * sigmoid(x) * u: the chunk loops' sigmoids read their exps from a
@@ -65,6 +65,18 @@ const char* kIndex = R"(graph position(x: bf16[N, D]) {
 const char* kProduct = R"(graph product(x: bf16[N, D], w: bf16[D]) {
   y = mul(x, w)
   return y
+})";
+
+// f16 words, and a loop that loads f16 and stores bf16 and f16.
+const char* kProductF16 = R"(graph product_f16(x: f16[N, D], w: f16[D]) {
+  y = mul(x, w)
+  return y
+})";
+const char* kMixed = R"(graph mixed(x: f16[N, D], w: bf16[D]) {
+  c = cast(x, to=bf16)
+  y = mul(c, w)
+  z = cast(y, to=f16)
+  return y, z
 })";
 
 struct PairCase {
@@ -119,6 +131,9 @@ TEST(WordPairs, BothFormsGiveTheSameBytesUnderEveryKey) {
   cases.push_back({"silu", parse_graph(kSilu), parities, 3e-2});
   cases.push_back({"index", parse_graph(kIndex), parities, 1e-2});
   cases.push_back({"product", parse_graph(kProduct), parities, 0});
+  cases.push_back({"chain_f16", parse_graph(chain_text("D", "f16")), parities, 3e-3});
+  cases.push_back({"product_f16", parse_graph(kProductF16), parities, 0});
+  cases.push_back({"mixed", parse_graph(kMixed), parities, 1e-2});
   std::vector<schedule::ScheduledKernel> kernels;
   for (const PairCase& c : cases)
     kernels.push_back(schedule_graph(c.graph));

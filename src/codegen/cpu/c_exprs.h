@@ -31,6 +31,9 @@ std::string store_expr(DType value_dtype, DType storage_dtype, const std::string
 /// without its last af_f32_to_bf16): what a bf16 chunk buffer holds where
 /// the prelude rounds whole chunks (AF_BF16_CHUNK_VALUE, inner_loop.cpp).
 std::string bf16_store_value(DType value_dtype, const std::string& value);
+/// The same for a store of `storage_dtype` f16 or bf16 (word_pairs.cpp
+/// rounds both halves of a word from it).
+std::string half_store_value(DType value_dtype, DType storage_dtype, const std::string& value);
 /// Cast between any two dtypes with the reference's rounding: one rounding
 /// to nearest even, float -> int truncates, saturates and maps NaN to 0,
 /// int -> int wraps, x -> i4/u4 rounds half to even and saturates, x -> bool

@@ -203,5 +203,15 @@ AF_INLINE uint32_t af_bf16_word(float lo, float hi) {
   af_bf16_round_bits(hi, &b);
   return (a >> 16) | (b & 0xffff0000u);
 }
+// The same for f16, with its conversions.
+AF_INLINE float af_f16_lo(uint32_t w) {
+  return af_f16_to_f32((uint16_t)(w & 0xffffu));
+}
+AF_INLINE float af_f16_hi(uint32_t w) {
+  return af_f16_to_f32((uint16_t)(w >> 16));
+}
+AF_INLINE uint32_t af_f16_word(float lo, float hi) {
+  return (uint32_t)af_f32_to_f16(lo) | ((uint32_t)af_f32_to_f16(hi) << 16);
+}
 
 #endif  // AUTOFUSE_CODEGEN_CPU_KERNEL_PRELUDE_STORES_H_
