@@ -367,6 +367,23 @@ bool KernelEmitter::nonpositive(int id) const {
          max->inputs.at(0) == sub.inputs.at(0);
 }
 
+std::string KernelEmitter::store_element(const AscNode& n, StoreTo to,
+                                         const std::string& at) const {
+  const std::string i = at.empty() ? fmt::format("i{}", vector_axis_) : at;
+  const tiling::RowSpan& span = spans_.at(static_cast<size_t>(n.id));
+  switch (to) {
+    case StoreTo::Chunk:
+      return fmt::format("t{}[{} - nt_k]", n.id, i);
+    case StoreTo::Span:
+      return span.offset == 0 ? fmt::format("t{}[{} - nt_k]", span.first, i)
+                              : fmt::format("t{}[{} + {} - nt_k]", span.first, span.offset, i);
+    case StoreTo::Output:
+      break;
+  }
+  return fmt::format("q{}[{}]", output_of_store_.at(static_cast<size_t>(n.id)),
+                     at.empty() ? address(n) : address(n, vector_axis_, at));
+}
+
 bool KernelEmitter::exp_nonpos(const AscNode& n) const {
   if (n.kind != AscKind::Compute || n.op != OpKind::Exp) return false;
   const DType operand = node(n.inputs.at(0)).dtype;
@@ -406,12 +423,7 @@ void KernelEmitter::emit_node(const AscNode& n, const std::string& indent, std::
       const tiling::RowSpan& span = spans_.at(static_cast<size_t>(n.id));
       AF_CHECK(to != StoreTo::Span || span.first >= 0, "store {} buffered by a row span of none",
                n.name);
-      std::string target = fmt::format("q{}[{}]", arg, address(n));
-      if (to == StoreTo::Chunk) target = fmt::format("t{}[i{} - nt_k]", n.id, vector_axis_);
-      if (to == StoreTo::Span)
-        target = span.offset == 0
-                     ? fmt::format("t{}[i{} - nt_k]", span.first, vector_axis_)
-                     : fmt::format("t{}[{} + i{} - nt_k]", span.first, span.offset, vector_axis_);
+      const std::string target = store_element(n, to);
       // A bf16 chunk buffer holds what the prelude rounds by the chunk
       // (f32 where vcvtne2ps2bf16 does it; inner_loop.cpp).
       const std::string stored = to_buffer && n.dtype == DType::bf16

@@ -96,6 +96,10 @@ class KernelEmitter {
   /// Appends the code for node `n` (a definition or a store) at `indent`.
   void emit_node(const AscNode& n, const std::string& indent, std::string& out,
                  StoreTo to = StoreTo::Output) const;
+  /// Where Store `n` writes its element (StoreTo) at vector-axis index
+  /// `at` (empty: the loop variable i<vector axis>): q<arg>[...], or its
+  /// chunk or row-span buffer's t<id>[... - nt_k].
+  std::string store_element(const AscNode& n, StoreTo to, const std::string& at = {}) const;
   /// The element index of a Load or Store; with `axis` >= 0, at `axis`
   /// index `at` instead of the loop variable.
   std::string address(const AscNode& n, int axis = -1, const std::string& at = {}) const;

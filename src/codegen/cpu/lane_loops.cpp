@@ -134,20 +134,7 @@ std::string KernelEmitter::lane_loop(int axis, const std::string& lo, const std:
     const std::string v = vec.at(static_cast<size_t>(value))
                               ? this->value(value)
                               : fmt::format("({} - (af_f32x16){{}})", this->value(value));
-    const tiling::RowSpan& span = spans_.at(static_cast<size_t>(n.id));
-    std::string target;
-    switch (store_to(n.id)) {
-      case StoreTo::Output:
-        target = fmt::format("q{}[{}]", output_of_store_.at(static_cast<size_t>(n.id)), address(n));
-        break;
-      case StoreTo::Chunk:
-        target = fmt::format("t{}[{} - nt_k]", n.id, i);
-        break;
-      case StoreTo::Span:
-        target = span.offset == 0 ? fmt::format("t{}[{} - nt_k]", span.first, i)
-                                  : fmt::format("t{}[{} + {} - nt_k]", span.first, span.offset, i);
-        break;
-    }
+    const std::string target = store_element(n, store_to(n.id));
     if (n.dtype == DType::bf16) return fmt::format("af_put16_bf16(&{}, {}, n_);", target, v);
     return fmt::format("af_put16_f32(&{}, {}, n_, false);", target, v);
   };

@@ -136,21 +136,6 @@ std::string KernelEmitter::word_pair_loop(int axis, const std::string& lo, const
                                           const std::string& indent) const {
   const std::string in1 = indent + "  ";
   const std::string in2 = in1 + "  ";
-  // A Store's element at the pair's first index.
-  const auto element = [&](const AscNode& n) {
-    const tiling::RowSpan& span = spans_.at(static_cast<size_t>(n.id));
-    switch (store_to(n.id)) {
-      case StoreTo::Chunk:
-        return fmt::format("t{}[wp_i - nt_k]", n.id);
-      case StoreTo::Span:
-        return span.offset == 0 ? fmt::format("t{}[wp_i - nt_k]", span.first)
-                                : fmt::format("t{}[{} + wp_i - nt_k]", span.first, span.offset);
-      case StoreTo::Output:
-        break;
-    }
-    return fmt::format("q{}[{}]", output_of_store_.at(static_cast<size_t>(n.id)),
-                       address(n, axis, "wp_i"));
-  };
   std::string out = indent + "{\n";
   out += fmt::format("{}const int64_t wp_lo = {}, wp_words = ({} - wp_lo) / 2;\n", in1, lo, hi);
   out += pragma + "\n";
@@ -160,8 +145,9 @@ std::string KernelEmitter::word_pair_loop(int axis, const std::string& lo, const
   for (int id : nodes) {
     const AscNode& n = node(id);
     if (n.kind == AscKind::Store)
-      out += fmt::format("{}af_store_word(&{}, af_{}_word(s{}[0], s{}[1]));  // {}\n", in2,
-                         element(n), dtype_name(n.dtype), id, id, n.name);
+      out +=
+          fmt::format("{}af_store_word(&{}, af_{}_word(s{}[0], s{}[1]));  // {}\n", in2,
+                      store_element(n, store_to(id), "wp_i"), dtype_name(n.dtype), id, id, n.name);
   }
   out += in1 + "}\n";
   out += fmt::format("{}if (wp_lo + 2 * wp_words < {}) {{  // the last element\n", in1, hi);
