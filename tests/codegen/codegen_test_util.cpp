@@ -13,6 +13,7 @@
 #include "autofuse/graph/text.h"
 #include "autofuse/ref/interpreter.h"
 #include "autofuse/ref/random.h"
+#include "autofuse/tiling/tiling.h"
 #include "test_kernel_cache.h"
 
 namespace autofuse::codegen_test {
@@ -272,6 +273,80 @@ std::string check_cases(std::vector<GraphCase>& cases, uint64_t seed, const std:
     }
   }
   return module.code;
+}
+
+std::string select_chain_text(const std::string& d, const std::string& dtype) {
+  return fmt::format(R"(graph chain(x: {1}[N, {0}], w: {1}[{0}]) {{
+  two = constant(dtype={1}, value=2)
+  a = mul(x, two)
+  b = sub(a, w)
+  c = abs(b)
+  m = max(c, w)
+  n = min(m, two)
+  q = sqrt(n)
+  r = reciprocal(q)
+  s = relu(b)
+  t = div(s, two)
+  u = add(r, t)
+  y = neg(u)
+  return y, m
+}})",
+                     d, dtype);
+}
+
+std::vector<sym::Binding> nd_bindings(const std::vector<std::pair<int64_t, int64_t>>& nd) {
+  std::vector<sym::Binding> out;
+  for (const auto& [n, d] : nd)
+    out.push_back({{"N", n}, {"D", d}});
+  return out;
+}
+
+std::vector<HostTensor> inputs_with_specials(const Graph& graph, const sym::Binding& binding,
+                                             const std::vector<double>& specials) {
+  std::vector<HostTensor> inputs = random_inputs(graph, binding, 5);
+  HostTensor& x = inputs.at(0);
+  for (int64_t i = 0; i < x.numel(); i += 5)
+    x.set_f64(i, specials[static_cast<size_t>(i / 5) % specials.size()]);
+  if (inputs.size() > 1 && inputs[1].numel() > 1) inputs[1].set_f64(1, 1.5);
+  return inputs;
+}
+
+void check_forms_agree(const std::vector<FormCase>& cases,
+                       const std::vector<schedule::ScheduledKernel>& kernels,
+                       const codegen::ModuleSource& module, const jit::Module& with,
+                       const jit::Module& without, const InputsFn& inputs, const AgreeFn& agree) {
+  const af_machine machines[] = {one_core(), many_tiny_blocks(3, 4)};
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const FormCase& c = cases[i];
+    for (const sym::Binding& binding : c.bindings) {
+      const std::vector<HostTensor> in = inputs(c.graph, binding);
+      const std::vector<HostTensor> want = run_reference(c.graph, in, binding);
+      for (const af_machine& m : machines) {
+        for (int64_t key :
+             {tiling::kOrdinaryStoresKey, tiling::kStreamingStoresKey, tiling::kPrefetchingKey}) {
+          for (int64_t offset : {0, 1}) {
+            const RunOptions options{key, offset};
+            const auto run = [&](const jit::Module& so) {
+              return run_kernel(so, module.kernels[i], kernels[i].graph, c.graph, in, binding, m,
+                                options);
+            };
+            const KernelRun got = run(with);
+            const KernelRun base = run(without);
+            std::string where = c.label;
+            for (const auto& [s, v] : binding)
+              where += fmt::format(" {}={}", s, v);
+            where += fmt::format(", key {}, offset {}, {} blocks", key, offset, got.block_dim);
+            for (size_t o = 0; o < want.size(); ++o) {
+              EXPECT_TRUE(tensors_close(got.outputs[o], want[o], c.tol, c.tol))
+                  << where << ", output " << o;
+              EXPECT_TRUE(agree(got.outputs[o], base.outputs[o]))
+                  << where << ", output " << o << ": the forms differ";
+            }
+          }
+        }
+      }
+    }
+  }
 }
 
 }  // namespace autofuse::codegen_test

@@ -3,6 +3,7 @@
 // and compared with the reference interpreter.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -115,5 +116,41 @@ std::string normalized_text(const std::string& dtype, const std::string& x, int 
 /// `prefix` goes before the module's code (a #define for the prelude).
 std::string check_cases(std::vector<GraphCase>& cases, uint64_t seed = 1,
                         const std::string& prefix = {});
+
+/// A chain30-like Elementwise graph over x: dtype[N, d] with every select
+/// and root (abs, max, min, relu, sqrt, reciprocal), a division, a constant
+/// and a row-invariant operand w (a copy of f32 where d is static); returns
+/// y and m.
+std::string select_chain_text(const std::string& d, const std::string& dtype = "bf16");
+
+/// Bindings {N: n, D: d}, one per pair.
+std::vector<sym::Binding> nd_bindings(const std::vector<std::pair<int64_t, int64_t>>& nd);
+
+/// Random inputs (seed 5) with every fifth element of the first set to
+/// `specials` in turn (positions of either parity), and element 1 of the
+/// second, when it has one, to 1.5.
+std::vector<HostTensor> inputs_with_specials(const Graph& graph, const sym::Binding& binding,
+                                             const std::vector<double>& specials);
+
+/// A case for check_forms_agree: a graph, its bindings, the tolerance
+/// against the reference.
+struct FormCase {
+  std::string label;
+  Graph graph;
+  std::vector<sym::Binding> bindings;
+  double tol;
+};
+using InputsFn = std::function<std::vector<HostTensor>(const Graph&, const sym::Binding&)>;
+using AgreeFn = std::function<::testing::AssertionResult(const HostTensor&, const HostTensor&)>;
+
+/// Two builds of `module` (`with` a kernel form, `without` it: the same
+/// text after a #define) run each case's kernel (kernels[i] scheduled from
+/// cases[i]) for every binding on one_core() and three tiny blocks, under
+/// every tiling key and output offsets 0 and 1, on `inputs`: both within
+/// the case's tol of the reference, and `agree` on each output.
+void check_forms_agree(const std::vector<FormCase>& cases,
+                       const std::vector<schedule::ScheduledKernel>& kernels,
+                       const codegen::ModuleSource& module, const jit::Module& with,
+                       const jit::Module& without, const InputsFn& inputs, const AgreeFn& agree);
 
 }  // namespace autofuse::codegen_test

@@ -1,11 +1,11 @@
 // The column layout's sums as 16-lane vectors with their sums in registers
 // (column_vectors.cpp): plain column sums, sums of products with a tile
-// operand, and centered moments (both of their loops), f32 and bf16, on
+// operand, and centered moments (both of their loops), f32, bf16 and f16, on
 // tiles around the strips of 128 lanes and the 16-lane tail, rows around
 // the chunk of 64; each also split across blocks and tiles
 // (reduction_test_util.h), including machines whose tiny caches make the
-// data "from memory" (prefetches; bf16 keeps the loop there). Bodies the
-// vector form cannot take keep the loop.
+// data "from memory" (prefetches; bf16 keeps the loop there, f16 does
+// not). Bodies the vector form cannot take keep the loop.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -100,8 +100,9 @@ std::string stats_text(const std::string& dtype, bool with_y, const std::string&
 
 TEST(ColumnVectors, SumsAndMomentsMatchTheReference) {
   std::vector<GraphCase> cases;
-  for (const std::string dtype : {"f32", "bf16"}) {
-    // bf16 outputs round once (the sums of values in [-1, 1) stay small).
+  for (const std::string dtype : {"f32", "bf16", "f16"}) {
+    // bf16 outputs round once (the sums of values in [-1, 1) stay small);
+    // f16 (finer) within bf16's tolerances.
     const double tol = dtype == "f32" ? 2e-5 : 1.6e-2;
     cases.push_back({"sum_" + dtype, parse_graph(sum_text(dtype)), strip_shapes(), tol, tol});
     cases.push_back(
@@ -134,6 +135,7 @@ TEST(ColumnVectors, SumsAndMomentsMatchTheReference) {
   EXPECT_THAT(code, HasSubstr("af_column_rows<2>(sums_, t0, t1, r_, re_, lanes_);"));
   EXPECT_THAT(code, HasSubstr("(64 - block_rows)"));  // the moment's own loop
   EXPECT_THAT(code, HasSubstr("af_load16_bf16("));
+  EXPECT_THAT(code, HasSubstr("af_load16_f16("));
   EXPECT_THAT(code, HasSubstr("(tile)\n"));  // the moment's center, a tile array
   // bf16 data from memory keeps the loop (its rows whole); the per-row weight.
   EXPECT_THAT(code, HasSubstr("if (fold == 1 && pf_rows == 0) {"));

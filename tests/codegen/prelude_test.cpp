@@ -34,30 +34,42 @@ using ::testing::HasSubstr;
 
 constexpr const char* kFunctions[] = {"exp", "log", "tanh", "erf", "sin", "cos", "sigmoid"};
 
-/// A storing vector pass's bf16 stores over a row of n (af_put32_bf16 per
-/// 32, af_put16_bf16 for the rest).
-const char* const kPutBf16 =
-    "#if AF_VECTOR_PASS\n"
-    "extern \"C\" int t_vector_bf16(void) { return 1; }\n"
-    "extern \"C\" void t_put_bf16(const float* x, uint16_t* y, int64_t n, int nt) {\n"
-    "  int64_t i = 0;\n"
-    "  for (; i + 32 <= n; i += 32) {\n"
-    "    af_f32x16 a, b;\n"
-    "    af_load16(&a, x + i, 16);\n"
-    "    af_load16(&b, x + i + 16, 16);\n"
-    "    af_put32_bf16(y + i, a, b, nt != 0);\n"
-    "  }\n"
-    "  for (; i < n; i += 16) {\n"
-    "    af_f32x16 a;\n"
-    "    af_load16(&a, x + i, n - i);\n"
-    "    af_put16_bf16(y + i, a, n - i);\n"
-    "  }\n"
-    "  af_nt_fence();\n"
-    "}\n"
-    "#else\n"
-    "extern \"C\" int t_vector_bf16(void) { return 0; }\n"
-    "extern \"C\" void t_put_bf16(const float*, uint16_t*, int64_t, int) {}\n"
-    "#endif\n";
+/// A storing vector pass's 16-bit stores over a row of n (af_put32_<half>
+/// per 32, af_put16_<half> for the rest), and a reducing one's loads
+/// (af_load16_<half> per 16): `half` "bf16" or "f16".
+std::string vector_halves(const char* half) {
+  return fmt::format(
+      "#if AF_VECTOR_PASS\n"
+      "extern \"C\" int t_vector_{0}(void) {{ return 1; }}\n"
+      "extern \"C\" void t_put_{0}(const float* x, uint16_t* y, int64_t n, int nt) {{\n"
+      "  int64_t i = 0;\n"
+      "  for (; i + 32 <= n; i += 32) {{\n"
+      "    af_f32x16 a, b;\n"
+      "    af_load16(&a, x + i, 16);\n"
+      "    af_load16(&b, x + i + 16, 16);\n"
+      "    af_put32_{0}(y + i, a, b, nt != 0);\n"
+      "  }}\n"
+      "  for (; i < n; i += 16) {{\n"
+      "    af_f32x16 a;\n"
+      "    af_load16(&a, x + i, n - i);\n"
+      "    af_put16_{0}(y + i, a, n - i);\n"
+      "  }}\n"
+      "  af_nt_fence();\n"
+      "}}\n"
+      "extern \"C\" void t_load_{0}(const uint16_t* h, float* y, int64_t n) {{\n"
+      "  for (int64_t i = 0; i < n; i += 16) {{\n"
+      "    af_f32x16 a;\n"
+      "    af_load16_{0}(&a, h + i, n - i);\n"
+      "    af_store16(y + i, &a, n - i);\n"
+      "  }}\n"
+      "}}\n"
+      "#else\n"
+      "extern \"C\" int t_vector_{0}(void) {{ return 0; }}\n"
+      "extern \"C\" void t_put_{0}(const float*, uint16_t*, int64_t, int) {{}}\n"
+      "extern \"C\" void t_load_{0}(const uint16_t*, float*, int64_t) {{}}\n"
+      "#endif\n",
+      half);
+}
 
 /// The prelude plus array loops over its functions, as a module.
 const jit::Module& prelude_module() {
@@ -119,7 +131,7 @@ const jit::Module& prelude_module() {
         "extern \"C\" int t_vector_pass(void) { return 0; }\n"
         "extern \"C\" float t_lanes(const float*, const uint16_t*, float*, int64_t) { return 0; }\n"
         "#endif\n";
-    source.code += kPutBf16;
+    source.code += vector_halves("bf16") + vector_halves("f16");
     source.code +=
         "extern \"C\" void t_choose(int64_t units, int64_t bytes, int64_t align,\n"
         "    const af_machine* m, int64_t* out) {\n"
@@ -154,13 +166,15 @@ Fn fn(const char* name) {
   return reinterpret_cast<Fn>(prelude_module().symbol(std::string("t_") + name));
 }
 
-/// kPutBf16 without __builtin_shufflevector (AF_SHUFFLEVECTOR 0: the
-/// fallback of a compiler without it, g++ before 12).
-const jit::Module& no_shuffle_module() {
+/// The vector stores and loads without __builtin_shufflevector and F16C
+/// (AF_SHUFFLEVECTOR 0, AF_F16C 0: the fallbacks of g++ before 12 and of a
+/// target without F16C).
+const jit::Module& fallback_module() {
   static const std::shared_ptr<jit::Module> module = [] {
     codegen::ModuleSource source;
-    source.code =
-        "#define AF_SHUFFLEVECTOR 0\n" + std::string(codegen::kernel_prelude()) + kPutBf16;
+    source.code = "#define AF_SHUFFLEVECTOR 0\n#define AF_F16C 0\n" +
+                  std::string(codegen::kernel_prelude()) + vector_halves("bf16") +
+                  vector_halves("f16");
     return compile(source);
   }();
   return *module;
@@ -258,18 +272,15 @@ TEST(Prelude, Bf16ChunkStoresRoundLikeHalfH) {
   EXPECT_GT(checked, 1'000'000);
 }
 
-TEST(Prelude, VectorPassStoresRoundLikeHalfH) {
-  // af_put32_bf16 and af_put16_bf16 (a storing vector pass's bf16 stores):
-  // vcvtne2ps2bf16 with AVX512-BF16 (element by element where a value is
-  // subnormal), the integer rounding elsewhere (AVX-512: both halves packed
-  // by vpermt2w, or by two vpmovdw without __builtin_shufflevector; AVX2:
-  // lane pairs); streaming and ordinary stores, aligned and not, rows with
-  // tails of every length.
-  RecordProperty("vector_bf16", fn<int (*)()>("vector_bf16")());
-  if (fn<int (*)()>("vector_bf16")() == 0) GTEST_SKIP() << "no vector bf16 stores here";
+/// The vector stores t_put_<half> of the prelude module and of the
+/// fallback module against `convert` (half.h's rounding), bit for bit, on
+/// the float sweep: streaming and ordinary stores, aligned and not, rows of
+/// 1..53 elements (whole runs of 32, then 16s and a tail).
+void check_vector_puts(const char* half, uint16_t (*convert)(float)) {
   using Fn = void (*)(const float*, uint16_t*, int64_t, int);
-  const Fn puts[] = {fn<Fn>("put_bf16"),
-                     reinterpret_cast<Fn>(no_shuffle_module().symbol("t_put_bf16"))};
+  const std::string name = fmt::format("put_{}", half);
+  const Fn puts[] = {fn<Fn>(name.c_str()),
+                     reinterpret_cast<Fn>(fallback_module().symbol("t_" + name))};
   int64_t checked = 0;
   for_each_chunk(4099, [&](const std::vector<uint32_t>& bits) {
     std::vector<float> x(bits.size());
@@ -282,20 +293,62 @@ TEST(Prelude, VectorPassStoresRoundLikeHalfH) {
       for (int nt : {0, 1}) {
         for (size_t offset : {aligned, aligned + 1}) {
           std::fill(y.begin(), y.end(), uint16_t{0x5555});
-          // Rows of 1..53 elements: whole runs of 32, then 16s and a tail.
           for (size_t at = 0, len = 1; at < x.size(); at += len, len = len % 53 + 1) {
             const size_t n = std::min(len, x.size() - at);
             puts[form](x.data() + at, y.data() + offset + at, static_cast<int64_t>(n), nt);
           }
           for (size_t i = 0; i < x.size(); ++i)
-            ASSERT_EQ(y[offset + i], f32_to_bf16(x[i])) << fmt::format(
-                "bf16 of bits {:#x} (form {}, nt {}, offset {})", bits[i], form, nt, offset);
+            ASSERT_EQ(y[offset + i], convert(x[i])) << fmt::format(
+                "{} of bits {:#x} (form {}, nt {}, offset {})", half, bits[i], form, nt, offset);
         }
       }
     }
     checked += static_cast<int64_t>(x.size());
   });
   EXPECT_GT(checked, 1'000'000);
+}
+
+TEST(Prelude, VectorPassStoresRoundLikeHalfH) {
+  // af_put32_bf16 and af_put16_bf16 (a storing vector pass's bf16 stores):
+  // vcvtne2ps2bf16 with AVX512-BF16 (element by element where a value is
+  // subnormal), the integer rounding elsewhere (AVX-512: both halves packed
+  // by vpermt2w, or by two vpmovdw without __builtin_shufflevector; AVX2:
+  // lane pairs); streaming and ordinary stores, aligned and not, rows with
+  // tails of every length.
+  RecordProperty("vector_bf16", fn<int (*)()>("vector_bf16")());
+  if (fn<int (*)()>("vector_bf16")() == 0) GTEST_SKIP() << "no vector bf16 stores here";
+  check_vector_puts("bf16", f32_to_bf16);
+}
+
+TEST(Prelude, VectorPassF16MatchesHalfH) {
+  // af_put32_f16 / af_put16_f16 and af_load16_f16 (a vector pass's f16
+  // stores and loads, kernel_prelude_f16.h): F16C's vcvtps2ph and
+  // vcvtph2ps, and lane by lane without it (AF_F16C 0); against half.h's
+  // conversions bit for bit: every f16 value, the float sweep (every float
+  // with AUTOFUSE_EXHAUSTIVE=1); streaming and ordinary stores, aligned and
+  // not, rows with tails of every length.
+  if (fn<int (*)()>("vector_f16")() == 0) GTEST_SKIP() << "no vector passes here";
+  using Load = void (*)(const uint16_t*, float*, int64_t);
+  const Load loads[] = {fn<Load>("load_f16"),
+                        reinterpret_cast<Load>(fallback_module().symbol("t_load_f16"))};
+  std::vector<uint16_t> h(65536 + 64);
+  std::vector<float> wide(h.size());
+  for (size_t form = 0; form < std::size(loads); ++form) {
+    for (size_t offset : {0, 1}) {
+      for (uint32_t i = 0; i < 65536; ++i)
+        h[offset + i] = static_cast<uint16_t>(i);
+      std::fill(wide.begin(), wide.end(), -1.0f);
+      // Rows of 1..37 elements: 16s and a tail.
+      for (size_t at = 0, len = 1; at < 65536; at += len, len = len % 37 + 1) {
+        const size_t n = std::min<size_t>(len, 65536 - at);
+        loads[form](h.data() + offset + at, wide.data() + at, static_cast<int64_t>(n));
+      }
+      for (uint32_t i = 0; i < 65536; ++i)
+        ASSERT_EQ(float_bits(wide[i]), float_bits(f16_to_f32(static_cast<uint16_t>(i))))
+            << fmt::format("f16 {:#x} widened (form {}, offset {})", i, form, offset);
+    }
+  }
+  check_vector_puts("f16", f32_to_f16);
 }
 
 TEST(Prelude, VectorLanesReadAndWriteOnlyTheRow) {

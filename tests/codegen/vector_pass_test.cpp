@@ -1,15 +1,15 @@
 // A short row's reducing pass as 16-lane vector code (vector_pass.cpp): rows
 // of a static length from 64 to 1024 whose pass only does arithmetic on
-// float values (row buffers, contiguous f32 and bf16 loads, gathered rows,
+// float values (row buffers, contiguous f32, bf16 and f16 loads, gathered rows,
 // row-level scalars). Against the reference: layernorm (its variance pass),
 // skip-layernorm (its sum kept in a row buffer), rmsnorm (a widened bf16
 // load), division and negation, two sums in one pass, an embedding lookup's
 // layernorm, random passes; rows whose length leaves every tail of the
 // 16-lane vectors and 64-element runs, with NaN and infinities; f32, bf16
-// and f16. A static short row's storing pass as vector code too (its f32
-// and bf16 stores by af_put*): ordinary and streaming stores, outputs not
-// 64-byte aligned, subnormal bf16 results. Max and min passes (f32 and
-// bf16, static and symbolic rows, rows in groups; NaN and infinities redone
+// and f16. A static short row's storing pass as vector code too (its f32,
+// bf16 and f16 stores by af_put*): ordinary and streaming stores, outputs not
+// 64-byte aligned, subnormal bf16 and f16 results. Max and min passes (f32,
+// bf16 and f16, static and symbolic rows, rows in groups; NaN and infinities redone
 // by the loop), softmax's exp pass (static and symbolic rows: the
 // MaxPasses cases), and a symbolic row's storing pass. And which passes get
 // them.
@@ -147,7 +147,7 @@ TEST(VectorPass, MatchesTheReference) {
     }
   }
   // An embedding lookup's gathered rows (row offsets found outside the loop).
-  for (const char* dt : {"f32", "bf16"}) {
+  for (const char* dt : {"f32", "bf16", "f16"}) {
     const double atol = std::string(dt) == "f32" ? 1e-4 : tol(dt);
     std::vector<sym::Binding> tokens;
     for (int64_t n : {1, 3, 17})
@@ -160,9 +160,11 @@ TEST(VectorPass, MatchesTheReference) {
   EXPECT_THAT(code, HasSubstr(kVectorPass));
   // (The module's code starts with the prelude: match the calls' form.)
   EXPECT_THAT(code, HasSubstr("af_load16_bf16(&v"));
+  EXPECT_THAT(code, HasSubstr("af_load16_f16(&v"));
   // A gathered row in a vector pass: a 16-lane load at the row's offset.
-  EXPECT_THAT(code,
-              ContainsRegex(R"(af_load16(_bf16)?\(&v[0-9]+, &p[0-9]+\[[^]]* \+ go[0-9]+\], n_\))"));
+  EXPECT_THAT(
+      code,
+      ContainsRegex(R"(af_load16(_bf16|_f16)?\(&v[0-9]+, &p[0-9]+\[[^]]* \+ go[0-9]+\], n_\))"));
 }
 
 /// A random pass over a static row of `d`: terms from x, y, the row's mean m
@@ -224,7 +226,7 @@ TEST(VectorPass, RandomPassesMatchTheReference) {
   std::mt19937 rng(34);
   std::vector<GraphCase> cases;
   const std::vector<sym::Binding> rows = {{{"N", 1}}, {{"N", 5}}, {{"N", 19}}};
-  for (const char* dt : {"f32", "bf16"}) {
+  for (const char* dt : {"f32", "bf16", "f16"}) {
     for (int g = 0; g < 12; ++g) {
       const int64_t d = std::vector<int64_t>{64, 80, 100, 129, 256, 768, 1000}[rng() % 7];
       const std::string text = random_pass_text(rng, dt, d);
@@ -288,7 +290,7 @@ TEST(VectorPass, MaxPassesMatchTheReference) {
   for (int64_t d : {1, 17, 63, 64, 65, 100, 127, 384, 1024, 1025, 1500})
     for (int64_t n : {1, 11})
       symbolic.push_back({{"N", n}, {"D", d}});
-  for (const char* dt : {"f32", "bf16"}) {
+  for (const char* dt : {"f32", "bf16", "f16"}) {
     const bool f32 = std::string(dt) == "f32";
     const double rtol = f32 ? 1e-5 : tol(dt), atol = f32 ? 1e-6 : tol(dt);
     for (const char* d : {"64", "100", "127", "384", "1024", "D"}) {
@@ -317,7 +319,7 @@ TEST(VectorPass, SelectsAndRootsMatchTheReference) {
   std::vector<sym::Binding> symbolic;
   for (int64_t d : {1, 15, 16, 17, 64, 100, 1025})
     symbolic.push_back({{"N", 9}, {"D", d}});
-  for (const char* dt : {"f32", "bf16"}) {
+  for (const char* dt : {"f32", "bf16", "f16"}) {
     const bool f32 = std::string(dt) == "f32";
     for (const char* d : {"64", "100", "768", "D"})
       cases.push_back({fmt::format("selects {} D={}", dt, d), parse_graph(selects_pass_text(dt, d)),
@@ -344,7 +346,7 @@ TEST(VectorPass, StoringPassMatchesTheReference) {
     bool specials;
   };
   std::vector<Case> cases;
-  for (const char* dt : {"f32", "bf16"}) {
+  for (const char* dt : {"f32", "bf16", "f16"}) {
     for (const char* d : {"64", "100", "127", "768", "1024"}) {
       cases.push_back({fmt::format("rmsnorm {} D={}", dt, d), parse_graph(rmsnorm_text(dt, d)),
                        tol(dt), 1e-4, false});
@@ -425,10 +427,10 @@ TEST(VectorPass, SourceStructure) {
   const std::string plain_bf16 = source(layernorm_text("bf16", "100"));
   EXPECT_THAT(plain_bf16, HasSubstr("af_load16_bf16(&v1, &p0["));
   EXPECT_THAT(plain_bf16, HasSubstr("af_store16(&ub"));
-  // rmsnorm's input: f32 in place, bf16 widened; f16 loads keep the loop.
+  // rmsnorm's input: f32 in place, bf16 and f16 widened.
   EXPECT_THAT(source(rmsnorm_text("f32", "1024")), HasSubstr("af_load16(&v1, &p0["));
   EXPECT_THAT(source(rmsnorm_text("bf16", "1024")), HasSubstr("af_load16_bf16(&v1, &p0["));
-  EXPECT_THAT(source(rmsnorm_text("f16", "1024")), Not(HasSubstr(kVectorPass)));
+  EXPECT_THAT(source(rmsnorm_text("f16", "1024")), HasSubstr("af_load16_f16(&v1, &p0["));
   // Static rows shorter than 64 or longer than 1024: none either.
   EXPECT_THAT(source(layernorm_text("f32", "63")), Not(HasSubstr(kVectorPass)));
   EXPECT_THAT(source(layernorm_text("f32", "64")), HasSubstr(kVectorPass));
@@ -453,7 +455,7 @@ TEST(VectorPass, SourceStructure) {
   const std::string max_sym = source(max_pass);
   EXPECT_THAT(max_sym, HasSubstr(kVectorPass));
   EXPECT_THAT(max_sym, HasSubstr("if (hi - lo >= 64) {"));
-  // bf16 too (widened); f16 keeps the loop.
+  // bf16 and f16 too (widened).
   EXPECT_THAT(source(R"(graph g(x: bf16[N, 768]) {
   s = reduce_max(x, axes=[1])
   return s
@@ -463,7 +465,7 @@ TEST(VectorPass, SourceStructure) {
   s = reduce_max(x, axes=[1])
   return s
 })"),
-              Not(HasSubstr(kVectorPass)));
+              HasSubstr("af_load16_f16(&v"));
   // Not for a max and a sum in one pass. Softmax's max, exp and storing
   // passes are vectors (bf16 rows in pairs too: row_groups.cpp); the exp
   // pass (af_exp_nonpos_x16: AVX-512 only) also for a symbolic row, the
@@ -525,13 +527,17 @@ TEST(VectorPass, SourceStructure) {
   // Softmax's last pass (exps from the row buffer, times 1 / sum).
   EXPECT_THAT(source(softmax_text("f32", "768")), HasSubstr(kStoringPass));
   // A symbolic row's: rows of 64-1024 (the loop for the others).
-  for (const char* dt : {"f32", "bf16"}) {
+  for (const char* dt : {"f32", "bf16", "f16"}) {
     const std::string rms_sym = source(rmsnorm_text(dt, "D"));
     EXPECT_THAT(rms_sym, HasSubstr(kStoringPass));
     EXPECT_THAT(rms_sym, HasSubstr("if (hi - lo >= 64 && hi - lo <= 1024) {"));
   }
-  // Not for f16 stores, short rows, or a stored exp.
-  EXPECT_THAT(source(rmsnorm_text("f16", "1024")), Not(HasSubstr(kStoringPass)));
+  // f16 stores by F16C (kernel_prelude_f16.h); not for short rows or a
+  // stored exp.
+  const std::string rms_f16 = source(rmsnorm_text("f16", "1024"));
+  EXPECT_THAT(rms_f16, HasSubstr(kStoringPass));
+  EXPECT_THAT(rms_f16, HasSubstr("af_put32_f16(&q0["));
+  EXPECT_THAT(rms_f16, HasSubstr("af_put16_f16(&q0["));
   EXPECT_THAT(source(rmsnorm_text("f32", "63")), Not(HasSubstr(kStoringPass)));
   EXPECT_THAT(source(R"(graph g(x: f32[N, 768]) {
   m = reduce_max(x, axes=[1], keepdims=true)

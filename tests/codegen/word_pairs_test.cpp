@@ -24,27 +24,6 @@ using ::testing::Not;
 
 const std::string kOff = "#define AF_WORD_PAIRS 0\n";
 
-// Every select and root a chain30-like loop has, a division, a constant
-// and a row-invariant operand w (a copy of f32 where D is static).
-std::string chain_text(const std::string& d, const std::string& dtype = "bf16") {
-  return fmt::format(R"(graph chain(x: {1}[N, {0}], w: {1}[{0}]) {{
-  two = constant(dtype={1}, value=2)
-  a = mul(x, two)
-  b = sub(a, w)
-  c = abs(b)
-  m = max(c, w)
-  n = min(m, two)
-  q = sqrt(n)
-  r = reciprocal(q)
-  s = relu(b)
-  t = div(s, two)
-  u = add(r, t)
-  y = neg(u)
-  return y, m
-}})",
-                     d, dtype);
-}
-
 // x * sigmoid(x) * u: the chunk loops' sigmoids read their exps from a
 // buffer, element by element (inner_loop.cpp).
 const char* kSilu = R"(graph silu(x: bf16[N, D], u: bf16[N, D]) {
@@ -79,31 +58,12 @@ const char* kMixed = R"(graph mixed(x: f16[N, D], w: bf16[D]) {
   return y, z
 })";
 
-struct PairCase {
-  std::string label;
-  Graph graph;
-  std::vector<sym::Binding> bindings;
-  double tol;
-};
-
-std::vector<sym::Binding> rows(const std::vector<std::pair<int64_t, int64_t>>& nd) {
-  std::vector<sym::Binding> out;
-  for (const auto& [n, d] : nd)
-    out.push_back({{"N", n}, {"D", d}});
-  return out;
-}
-
 // NaN, infinities, bf16 ties (1 + 2^-8; (1 + 2^-7) * 1.5) and values
 // whose results are subnormal, at positions of either parity.
 std::vector<HostTensor> special_inputs(const Graph& g, const sym::Binding& binding) {
-  std::vector<HostTensor> inputs = random_inputs(g, binding, 5);
-  const double specials[] = {std::nan(""), INFINITY,        -INFINITY, 1.0 + 1.0 / 256,
-                             1e-39,        1.0 + 1.0 / 128, -3e-40};
-  HostTensor& x = inputs.at(0);
-  for (int64_t i = 0; i < x.numel(); i += 5)
-    x.set_f64(i, specials[(i / 5) % 7]);
-  if (inputs.size() > 1 && inputs[1].numel() > 1) inputs[1].set_f64(1, 1.5);
-  return inputs;
+  return inputs_with_specials(
+      g, binding,
+      {std::nan(""), INFINITY, -INFINITY, 1.0 + 1.0 / 256, 1e-39, 1.0 + 1.0 / 128, -3e-40});
 }
 
 ::testing::AssertionResult same_bytes(const HostTensor& a, const HostTensor& b) {
@@ -113,70 +73,41 @@ std::vector<HostTensor> special_inputs(const Graph& g, const sym::Binding& bindi
 }
 
 TEST(WordPairs, BothFormsGiveTheSameBytesUnderEveryKey) {
-  std::vector<PairCase> cases;
-  const auto parities = rows({{1, 1},
-                              {3, 2},
-                              {2, 3},
-                              {5, 17},
-                              {4, 63},
-                              {3, 64},
-                              {2, 65},
-                              {3, 127},
-                              {2, 130},
-                              {2, 1000},
-                              {3, 1025}});
-  cases.push_back({"chain", parse_graph(chain_text("D")), parities, 3e-2});
-  cases.push_back(
-      {"chain_static", parse_graph(chain_text("100")), rows({{1, 100}, {7, 100}}), 3e-2});
+  std::vector<FormCase> cases;
+  const auto parities = nd_bindings({{1, 1},
+                                     {3, 2},
+                                     {2, 3},
+                                     {5, 17},
+                                     {4, 63},
+                                     {3, 64},
+                                     {2, 65},
+                                     {3, 127},
+                                     {2, 130},
+                                     {2, 1000},
+                                     {3, 1025}});
+  cases.push_back({"chain", parse_graph(select_chain_text("D")), parities, 3e-2});
+  cases.push_back({"chain_static", parse_graph(select_chain_text("100")),
+                   nd_bindings({{1, 100}, {7, 100}}), 3e-2});
   cases.push_back({"silu", parse_graph(kSilu), parities, 3e-2});
   cases.push_back({"index", parse_graph(kIndex), parities, 1e-2});
   cases.push_back({"product", parse_graph(kProduct), parities, 0});
-  cases.push_back({"chain_f16", parse_graph(chain_text("D", "f16")), parities, 3e-3});
+  cases.push_back({"chain_f16", parse_graph(select_chain_text("D", "f16")), parities, 3e-3});
   cases.push_back({"product_f16", parse_graph(kProductF16), parities, 0});
   cases.push_back({"mixed", parse_graph(kMixed), parities, 1e-2});
   std::vector<schedule::ScheduledKernel> kernels;
-  for (const PairCase& c : cases)
+  for (const FormCase& c : cases)
     kernels.push_back(schedule_graph(c.graph));
   codegen::ModuleSource module = codegen::generate_cpu_module(kernels);
   for (size_t i = 0; i < cases.size(); ++i)
     EXPECT_THAT(kernel_text(module.code, module.kernels[i].name),
                 HasSubstr("AF_WORD_PAIRS  // two bf16 elements per 32-bit lane"))
         << cases[i].label;
+  // (f16 loops take F16C's form first where there is F16C: f16c_loops_test.cpp.)
+  module.code = "#define AF_F16C 0\n" + module.code;
   const std::shared_ptr<jit::Module> pairs = compile(module);
   module.code = kOff + module.code;
   const std::shared_ptr<jit::Module> plain = compile(module);
-  const af_machine machines[] = {one_core(), many_tiny_blocks(3, 4)};
-  for (size_t i = 0; i < cases.size(); ++i) {
-    const PairCase& c = cases[i];
-    for (const sym::Binding& binding : c.bindings) {
-      const std::vector<HostTensor> inputs = special_inputs(c.graph, binding);
-      const std::vector<HostTensor> want = run_reference(c.graph, inputs, binding);
-      for (const af_machine& m : machines) {
-        for (int64_t key :
-             {tiling::kOrdinaryStoresKey, tiling::kStreamingStoresKey, tiling::kPrefetchingKey}) {
-          for (int64_t offset : {0, 1}) {
-            const RunOptions options{key, offset};
-            const auto run = [&](const jit::Module& so) {
-              return run_kernel(so, module.kernels[i], kernels[i].graph, c.graph, inputs, binding,
-                                m, options);
-            };
-            const KernelRun got = run(*pairs);
-            const KernelRun base = run(*plain);
-            std::string where = c.label;
-            for (const auto& [s, v] : binding)
-              where += fmt::format(" {}={}", s, v);
-            where += fmt::format(", key {}, offset {}, {} blocks", key, offset, got.block_dim);
-            for (size_t o = 0; o < want.size(); ++o) {
-              EXPECT_TRUE(tensors_close(got.outputs[o], want[o], c.tol, c.tol))
-                  << where << ", output " << o;
-              EXPECT_TRUE(same_bytes(got.outputs[o], base.outputs[o]))
-                  << where << ", output " << o << ": the forms differ";
-            }
-          }
-        }
-      }
-    }
-  }
+  check_forms_agree(cases, kernels, module, *pairs, *plain, special_inputs, same_bytes);
 }
 
 TEST(WordPairs, WhichLoopsGetTheForm) {
@@ -185,7 +116,7 @@ TEST(WordPairs, WhichLoopsGetTheForm) {
     const codegen::ModuleSource module = codegen::generate_cpu_module(kernels);
     return kernel_text(module.code, module.kernels[0].name);
   };
-  const std::string chain = kernel(chain_text("D"));
+  const std::string chain = kernel(select_chain_text("D"));
   EXPECT_THAT(chain, HasSubstr("af_load_word(&p0["));
   EXPECT_THAT(chain, HasSubstr("af_bf16_lo(w"));
   EXPECT_THAT(chain, HasSubstr("af_bf16_hi(w"));

@@ -44,6 +44,17 @@ TEST(HalfTest, F16ToF32MatchesDefinitionForAllPatterns) {
   }
 }
 
+// IEEE 754's conversion (and F16C's vcvtph2ps, which the kernels' f16
+// vectors use): a NaN keeps its sign and payload and comes out quiet.
+TEST(HalfTest, F16NanWidensQuietWithItsPayload) {
+  EXPECT_EQ(float_bits(f16_to_f32(0x7c01)), 0x7fc02000u);  // signaling
+  EXPECT_EQ(float_bits(f16_to_f32(0xfd55)), 0xffeaa000u);  // signaling, negative
+  EXPECT_EQ(float_bits(f16_to_f32(0x7e00)), 0x7fc00000u);  // quiet
+  EXPECT_EQ(float_bits(f16_to_f32(0x7fff)), 0x7fffe000u);
+  EXPECT_EQ(float_bits(f16_to_f32(0x7c00)), 0x7f800000u);  // inf stays inf
+  EXPECT_EQ(float_bits(f16_to_f32(0xfc00)), 0xff800000u);
+}
+
 TEST(HalfTest, F16RoundTripsThroughF32ForAllPatterns) {
   for (uint32_t h = 0; h < 65536; ++h) {
     uint16_t back = f32_to_f16(f16_to_f32(static_cast<uint16_t>(h)));

@@ -32,12 +32,15 @@ inline uint16_t f32_to_bf16(float f) {
   return static_cast<uint16_t>((u + rounding) >> 16);
 }
 
-/// f16 -> f32 is exact (subnormals included).
+/// f16 -> f32 is exact (subnormals included). A NaN keeps its payload and
+/// comes out quiet, as IEEE 754's conversion and F16C's vcvtph2ps give it
+/// (the kernels' f16 vectors convert with it: kernel_prelude_f16.h).
 inline float f16_to_f32(uint16_t h) {
   uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
   uint32_t exp = (h >> 10) & 0x1fu;
   uint32_t mant = h & 0x3ffu;
-  if (exp == 0x1f) return bits_float(sign | 0x7f800000u | (mant << 13));  // inf / NaN
+  if (exp == 0x1f && mant != 0) return bits_float(sign | 0x7fc00000u | (mant << 13));  // NaN
+  if (exp == 0x1f) return bits_float(sign | 0x7f800000u);                              // inf
   if (exp == 0) {
     if (mant == 0) return bits_float(sign);
     // Subnormal: value = mant * 2^-24.

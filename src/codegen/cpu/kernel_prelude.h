@@ -244,7 +244,8 @@ AF_INLINE float af_f16_to_f32(uint16_t h) {
   const uint32_t em = h & 0x7fffu;
   const float sub = (float)(int32_t)em * 5.9604644775390625e-08f;  // mant * 2^-24, exact
   const uint32_t normal = (em << 13) + 0x38000000u;                // re-bias exponent by 112
-  const uint32_t special = (em << 13) | 0x7f800000u;               // inf / NaN keep the payload
+  // inf, or a NaN with its payload, quieted (support/half.h's f16_to_f32)
+  const uint32_t special = (em << 13) | 0x7f800000u | af_sel32(em > 0x7c00u, 0x400000u, 0u);
   const uint32_t bits =
       af_sel32(em < 0x400u, af_f2u(sub), af_sel32(em >= 0x7c00u, special, normal));
   return af_u2f(bits | sign);

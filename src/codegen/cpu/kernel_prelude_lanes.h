@@ -131,24 +131,30 @@ typedef short af_i16x16 __attribute__((vector_size(32)));
 #define AF_WIDEN_U16X16(h) __builtin_convertvector(h, af_i32x16)
 #endif
 typedef uint16_t af_u16x16_mem __attribute__((vector_size(32), aligned(2), may_alias));
-AF_INLINE void af_load16_bf16(af_f32x16* v, const uint16_t* p, int64_t n) {
-  af_u16x16 h = {};
+/// *h = p[0, 16), or p[0, n) and zeros after it when n < 16 (16-bit
+/// values; by pointer, as above).
+AF_INLINE void af_load_u16x16(af_u16x16* h, const uint16_t* p, int64_t n) {
   if (n >= 16) {
-    h = *(const af_u16x16_mem*)p;
-  } else {
-#if defined(AF_MASKED_U16X16)
-    // (clang's builtin takes a vector pointer, g++'s a short pointer.)
-#if defined(__clang__)
-    const af_i16x16* from = (const af_i16x16*)p;
-#else
-    const short* from = (const short*)p;
-#endif
-    h = (af_u16x16)__builtin_ia32_loaddquhi256_mask(from, (af_i16x16){}, AF_TAIL_MASK(n));
-#else
-    for (int64_t k = 0; k < n; ++k)
-      h[k] = p[k];
-#endif
+    *h = *(const af_u16x16_mem*)p;
+    return;
   }
+#if defined(AF_MASKED_U16X16)
+#if defined(__clang__)  // (its builtin takes a vector pointer, g++'s a short pointer)
+  const af_i16x16* from = (const af_i16x16*)p;
+#else
+  const short* from = (const short*)p;
+#endif
+  *h = (af_u16x16)__builtin_ia32_loaddquhi256_mask(from, (af_i16x16){}, AF_TAIL_MASK(n));
+#else
+  af_u16x16 t = {};
+  for (int64_t k = 0; k < n; ++k)
+    t[k] = p[k];
+  *h = t;
+#endif
+}
+AF_INLINE void af_load16_bf16(af_f32x16* v, const uint16_t* p, int64_t n) {
+  af_u16x16 h;
+  af_load_u16x16(&h, p, n);
   *v = (af_f32x16)(AF_WIDEN_U16X16(h) << 16);
 }
 
@@ -390,24 +396,37 @@ AF_INLINE af_f32x8 af_widen8_bf16(af_u16x8 h) {
   return (af_f32x8)(w << 16);
 }
 
-/// af_load16 of 16 bf16 values widened to f32 (exactly: the bits shifted).
-AF_INLINE void af_load16_bf16(af_f32x16* v, const uint16_t* p, int64_t n) {
-  if (n >= 16) {
-    v->lo = af_widen8_bf16(*(const af_u16x8_mem*)p);
-    v->hi = af_widen8_bf16(*(const af_u16x8_mem*)(p + 8));
-    return;
-  }
-  // The whole pairs by a masked 32-bit load, an odd last value put in its
-  // lane (nothing past p[n - 1] is read).
+/// A row's tail p[0, n) (n < 16) of 16-bit values, zeros after it: the
+/// whole pairs by a masked 32-bit load, an odd last value put in its lane
+/// (nothing past p[n - 1] is read).
+AF_INLINE af_u16x16 af_load_u16x16_tail(const uint16_t* p, int64_t n) {
   const int64_t pairs = n / 2;
   af_i32x8 d = __builtin_ia32_maskloadd256((const af_i32x8*)p, af_lanes_below8(pairs));
   if (n % 2 != 0) {
     const af_i32x8 lane = {0, 1, 2, 3, 4, 5, 6, 7};
     d = lane == (int32_t)pairs ? (af_i32x8){} + (int32_t)p[n - 1] : d;
   }
-  const af_u16x16 h = (af_u16x16)d;
-  v->lo = af_widen8_bf16(__builtin_shufflevector(h, h, 0, 1, 2, 3, 4, 5, 6, 7));
-  v->hi = af_widen8_bf16(__builtin_shufflevector(h, h, 8, 9, 10, 11, 12, 13, 14, 15));
+  return (af_u16x16)d;
+}
+#define AF_LOW_HALF_U16(h) __builtin_shufflevector(h, h, 0, 1, 2, 3, 4, 5, 6, 7)
+#define AF_HIGH_HALF_U16(h) __builtin_shufflevector(h, h, 8, 9, 10, 11, 12, 13, 14, 15)
+
+/// af_load16 of 16 16-bit values, each 8 widened to f32 by `widen`.
+template <class Widen>
+AF_INLINE void af_load16_halves(af_f32x16* v, const uint16_t* p, int64_t n, Widen widen) {
+  if (n >= 16) {
+    v->lo = widen(*(const af_u16x8_mem*)p);
+    v->hi = widen(*(const af_u16x8_mem*)(p + 8));
+    return;
+  }
+  const af_u16x16 h = af_load_u16x16_tail(p, n);
+  v->lo = widen(AF_LOW_HALF_U16(h));
+  v->hi = widen(AF_HIGH_HALF_U16(h));
+}
+
+/// af_load16 of 16 bf16 values widened to f32 (exactly: the bits shifted).
+AF_INLINE void af_load16_bf16(af_f32x16* v, const uint16_t* p, int64_t n) {
+  af_load16_halves(v, p, n, af_widen8_bf16);
 }
 
 AF_INLINE void af_store8_f32(float* p, af_f32x8 v, int64_t n) {
@@ -521,10 +540,9 @@ AF_INLINE void af_put16_bf16(uint16_t* p, af_f32x16 v, int64_t n) {
     p[k] = af_f32_to_bf16(k < 8 ? v.lo[k] : v.hi[k - 8]);
 }
 
-/// p[0, 32) = lo, hi rounded to bf16; streaming when `nt` and p is 32-byte
-/// aligned.
-AF_INLINE void af_put32_bf16(uint16_t* p, af_f32x16 lo, af_f32x16 hi, bool nt) {
-  const af_i64x4 a = af_bf16_pack16(lo.lo, lo.hi), b = af_bf16_pack16(hi.lo, hi.hi);
+/// p[0, 32) = the 16-bit values a, b: streaming when `nt` and p is
+/// 32-byte aligned.
+AF_INLINE void af_put32_u16(uint16_t* p, af_i64x4 a, af_i64x4 b, bool nt) {
   if (AF_NT_STORES && nt && ((uintptr_t)p & 31u) == 0) {
 #if defined(__clang__)
     __builtin_nontemporal_store(a, (af_i64x4*)p);
@@ -537,6 +555,12 @@ AF_INLINE void af_put32_bf16(uint16_t* p, af_f32x16 lo, af_f32x16 hi, bool nt) {
   }
   *(af_i64x4_mem*)p = a;
   *(af_i64x4_mem*)(p + 16) = b;
+}
+
+/// p[0, 32) = lo, hi rounded to bf16; streaming when `nt` and p is 32-byte
+/// aligned.
+AF_INLINE void af_put32_bf16(uint16_t* p, af_f32x16 lo, af_f32x16 hi, bool nt) {
+  af_put32_u16(p, af_bf16_pack16(lo.lo, lo.hi), af_bf16_pack16(hi.lo, hi.hi), nt);
 }
 #endif  // AF_LANE_PAIRS
 #undef AF_EXTREME

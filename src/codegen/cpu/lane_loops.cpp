@@ -45,6 +45,19 @@
 // AVX512-BF16 the loop keeps its form (its bf16 chunk buffers hold f32 there).
 // dlrm_concat bf16 [32768] on one thread, Ice Lake (session 40): 0.55-0.6x
 // the time in the L2, 0.73-0.75x from memory, the same bits.
+//
+// An Elementwise loop with f16 data gets the one-register form's code (the
+// vector passes' ops) at any length, first among its forms, under `AF_F16C
+// && AF_VECTOR_PASS` (AVX2's lane pairs too; and !AF_BF16_CVT when it also
+// stores bf16): F16C's
+// vcvtph2ps and vcvtps2ph convert 16 lanes each (kernel_prelude_f16.h)
+// where the loop's integer conversions take ~10 instructions per vector
+// each way (g++ 12 has no vectorized _Float16 conversion without
+// AVX512-FP16). Its f16 chunk buffers hold f16, as the loop's do. A chain
+// of mul, sub, abs, max, min, relu, mul, add, neg over f16 [4096, 4096], one
+// thread, Ice Lake, harness, streaming (session 43): 16.0 -> 3.8 ms (word
+// pairs before; bf16's word pairs take 4.6), built for AVX2 26.7 -> 5.9 ms;
+// the same bits.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -70,7 +83,9 @@ std::vector<bool> KernelEmitter::lane_loop_values(int axis, const std::vector<in
   if ((kernel_.kind != schedule::Template::Elementwise && !reduction_rows) ||
       axis != vector_axis_ || has_gathers_)
     return {};
-  const auto lane_dtype = [](DType dtype) { return dtype == DType::f32 || dtype == DType::bf16; };
+  const auto lane_dtype = [](DType dtype) {
+    return dtype == DType::f32 || dtype == DType::bf16 || dtype == DType::f16;
+  };
   const auto contiguous = [&](const AscNode& n) {
     return n.view.strides.at(static_cast<size_t>(axis)) == sym::Expr(1);
   };
@@ -86,7 +101,7 @@ std::vector<bool> KernelEmitter::lane_loop_values(int axis, const std::vector<in
         if (buffered_.at(at)) return {};
         if (!row_invariant_.at(at)) {
           if (!lane_dtype(n.dtype) || !contiguous(n)) return {};
-          narrow = narrow || n.dtype == DType::bf16;
+          narrow = narrow || dtype_size(n.dtype) == 2;
         }
         vec[at] = true;
         break;
@@ -112,7 +127,7 @@ std::vector<bool> KernelEmitter::lane_loop_values(int axis, const std::vector<in
         if (!lane_dtype(n.dtype) || !contiguous(n) || output_of_store_.at(at) < 0 ||
             !vector_float_value(node(n.inputs.at(0)).dtype))
           return {};
-        narrow = narrow || n.dtype == DType::bf16;
+        narrow = narrow || dtype_size(n.dtype) == 2;
         vec[at] = true;
         break;
       default:  // indices, casts, other ops: the loop alone
@@ -136,6 +151,7 @@ std::string KernelEmitter::lane_loop(int axis, const std::string& lo, const std:
                               : fmt::format("({} - (af_f32x16){{}})", this->value(value));
     const std::string target = store_element(n, store_to(n.id));
     if (n.dtype == DType::bf16) return fmt::format("af_put16_bf16(&{}, {}, n_);", target, v);
+    if (n.dtype == DType::f16) return fmt::format("af_put16_f16(&{}, {}, n_);", target, v);
     return fmt::format("af_put16_f32(&{}, {}, n_, false);", target, v);
   };
   // Whole vectors only (a chunk, or a whole row of a multiple of 16): no
@@ -186,13 +202,35 @@ std::string KernelEmitter::simd_loop(int axis, const std::string& lo, const std:
                                        ? lane_loop_values(axis, nodes, LaneForm::Register)
                                        : std::vector<bool>();
   const bool words = word_pairs && !updates && word_pairs_fit(axis, nodes, pragma);
-  if (pairs.empty() && single.empty() && !words) return loop;
+  // f16 data where F16C converts it (kernel_prelude_f16.h): an Elementwise
+  // loop in the one-register form's code, whatever its length, before the
+  // other forms.
+  const auto has = [&](DType dtype, bool stores_only) {
+    return std::any_of(nodes.begin(), nodes.end(), [&](int id) {
+      const AscNode& n = node(id);
+      return n.dtype == dtype &&
+             (n.kind == AscKind::Store || (!stores_only && n.kind == AscKind::Load));
+    });
+  };
+  const std::vector<bool> f16c =
+      !updates && kernel_.kind == schedule::Template::Elementwise && has(DType::f16, false)
+          ? lane_loop_values(axis, nodes, LaneForm::Register)
+          : std::vector<bool>();
+  if (pairs.empty() && single.empty() && !words && f16c.empty()) return loop;
   std::string out;
+  // (bf16 chunk buffers hold f32 under AF_BF16_CVT, which af_put16_bf16
+  // does not write.)
+  if (!f16c.empty())
+    out += std::string("#if AF_F16C && AF_VECTOR_PASS") +
+           (has(DType::bf16, true) ? " && !AF_BF16_CVT" : "") +
+           "  // f16 by F16C, 16 lanes (lane_loops.cpp)\n" +
+           lane_loop(axis, lo, hi, nodes, f16c, store_to, false, indent);
   // Word pairs first: with AVX2 (haswell code on an Ice Lake, session 42)
   // they took 0.80x the lane pairs' time (rotary bf16) and 0.83x
   // (attention_transpose bf16), the same bits.
   if (words)
-    out += "#if AF_WORD_PAIRS  // two bf16 elements per 32-bit lane (word_pairs.cpp)\n" +
+    out += std::string(out.empty() ? "#if" : "#elif") +
+           " AF_WORD_PAIRS  // two bf16 elements per 32-bit lane (word_pairs.cpp)\n" +
            word_pair_loop(axis, lo, hi, nodes, pragma, store_to, indent);
   if (!pairs.empty())
     out += std::string(out.empty() ? "#if" : "#elif") +

@@ -9,7 +9,8 @@
 // one's reduction (layernorm: the mean, then the variance about it), and a
 // row of 768 has ~1300 instructions, more than the out-of-order window, so
 // the chains are on the row's critical path. When the pass only does
-// arithmetic on float values (row buffers, contiguous f32 and bf16 loads,
+// arithmetic on float values (row buffers, contiguous f32, bf16 and f16
+// loads,
 // gathered rows at offsets found outside the loop, row-level scalars:
 // layernorm's sum((x - mean)^2), rmsnorm's sum(x * x)), the loop body is
 // emitted once more with 16-lane vector types (GNU vectors: `auto` carries
@@ -76,7 +77,7 @@
 // 0.86-0.87x the time (the fused sweep alone 0.96x, the prefetches moved
 // alone 0.93-0.98x), bf16 0.93-0.95x; [2, 12, 384, 384] (in the L3) f32 0.88x.
 //
-// A short row's storing pass (no Reduce; its stores f32 or bf16,
+// A short row's storing pass (no Reduce; its stores f32, bf16 or f16,
 // contiguous, of vectors: the normalizing pass of rmsnorm, layernorm,
 // softmax) is written the same way: the lambda hands each store's 16 lanes
 // back (st_[k]), and the prelude stores them per run of 64 (af_put16_f32,
@@ -105,7 +106,11 @@
 // 0.77-0.83x, f32 0.86-0.95x; memory-bound f32 rows within noise (rmsnorm
 // f32 large 1.01-1.02x). The bf16 widening is one vpmovzxwd
 // (AF_WIDEN_U16X16): g++'s generic conversion took three more instructions
-// per vector and made rmsnorm bf16 slower than the buffered loop.
+// per vector and made rmsnorm bf16 slower than the buffered loop. f16 goes
+// through F16C's vcvtph2ps and vcvtps2ph (kernel_prelude_f16.h), where the
+// loops convert by integer steps (harness, one thread, Ice Lake, session
+// 43): LayerNorm f16 [16384, 1024] 0.48x the time, RMSNorm 0.42x, softmax
+// [36864, 384] 0.52x.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -118,6 +123,15 @@
 namespace autofuse::codegen::cpu {
 
 using ascir::AscKind;
+
+namespace {
+/// The prelude's suffix for a 16-bit float's loads and stores
+/// (af_load16_bf16, af_put32_f16 from kernel_prelude_f16.h, ...); "" for
+/// f32.
+const char* half_suffix(DType dtype) {
+  return dtype == DType::bf16 ? "_bf16" : dtype == DType::f16 ? "_f16" : "";
+}
+}  // namespace
 
 bool vector_float_value(DType dtype) {
   return c_compute_type(dtype) == "float" && !is_float8(dtype);
@@ -190,7 +204,9 @@ std::vector<bool> KernelEmitter::vector_lanes(const PassPlan& plan, const std::v
   if (extremes && !std::all_of(plan.short_row.begin(), plan.short_row.end(),
                                [&](int r) { return extreme_reduce(r); }))
     return {};
-  const auto vector_dtype = [](DType dtype) { return dtype == DType::f32 || dtype == DType::bf16; };
+  const auto vector_dtype = [](DType dtype) {
+    return dtype == DType::f32 || dtype == DType::bf16 || dtype == DType::f16;
+  };
   // Per node: whether the lambda holds it as a vector (else a row-level float).
   std::vector<bool> vec(graph_.nodes.size(), false);
   std::vector<bool> in_body(graph_.nodes.size(), false);
@@ -214,7 +230,8 @@ std::vector<bool> KernelEmitter::vector_lanes(const PassPlan& plan, const std::v
         vec[static_cast<size_t>(id)] = true;
         break;
       case AscKind::Load: {
-        // Contiguous f32 or bf16 (widened), or a row-invariant Load's f32 copy.
+        // Contiguous f32, bf16 or f16 (widened), or a row-invariant Load's f32
+        // copy.
         const bool invariant = row_invariant_.at(static_cast<size_t>(id));
         if (buffered_.at(static_cast<size_t>(id))) return {};
         if (!invariant && (!vector_dtype(n.dtype) ||
@@ -240,7 +257,7 @@ std::vector<bool> KernelEmitter::vector_lanes(const PassPlan& plan, const std::v
         }
         break;
       }
-      case AscKind::Store: {  // f32 or bf16, contiguous, of a vector
+      case AscKind::Store: {  // f32, bf16 or f16, contiguous, of a vector
         const int value = n.inputs.at(0);
         if (!storing || !vector_dtype(n.dtype) ||
             n.view.strides.at(static_cast<size_t>(axis)) != sym::Expr(1) ||
@@ -365,9 +382,9 @@ std::string KernelEmitter::vector_statements(
             : n.kind == AscKind::Gather
                 ? gather_row_element(n)
                 : fmt::format("p{}[{}]", node(n.inputs.at(0)).arg_index, address(n));
-        const bool widen = n.dtype == DType::bf16 && !invariant;
-        statement = fmt::format("af_f32x16 {0}; af_load16{1}(&{0}, &{2}, n_);", value(id),
-                                widen ? "_bf16" : "", at);
+        const char* widen = invariant ? "" : half_suffix(n.dtype);
+        statement =
+            fmt::format("af_f32x16 {0}; af_load16{1}(&{0}, &{2}, n_);", value(id), widen, at);
         break;
       }
       case AscKind::Scalar:
@@ -472,9 +489,9 @@ void KernelEmitter::emit_vector_stores(const std::vector<int>& body, const std::
   for (size_t k = 0; k < count; ++k) {
     const int id = stores[k];
     const char* parts[] = {"a_", "b_", "c_", "d_"};
-    if (node(id).dtype == DType::bf16) {
+    if (const char* half = half_suffix(node(id).dtype); *half != '\0') {
       for (int q = 0; q < 4; q += 2)
-        out += fmt::format("{}af_put32_bf16({}, {}[{}], {}[{}], {});\n", l2,
+        out += fmt::format("{}af_put32{}({}, {}[{}], {}[{}], {});\n", l2, half,
                            target(id, run_at(16 * q)), parts[q], k, parts[q + 1], k, nt(id));
       continue;
     }
@@ -489,9 +506,10 @@ void KernelEmitter::emit_vector_stores(const std::vector<int>& body, const std::
   out += fmt::format("{}lanes_({}, hi - {}, a_);\n", l2, i, i);
   for (size_t k = 0; k < count; ++k) {
     const int id = stores[k];
+    const char* half = half_suffix(node(id).dtype);
     out +=
-        node(id).dtype == DType::bf16
-            ? fmt::format("{}af_put16_bf16({}, a_[{}], hi - {});\n", l2, target(id, i), k, i)
+        *half != '\0'
+            ? fmt::format("{}af_put16{}({}, a_[{}], hi - {});\n", l2, half, target(id, i), k, i)
             : fmt::format("{}af_put16_f32({}, a_[{}], hi - {}, false);\n", l2, target(id, i), k, i);
   }
   out += inner + "}\n";

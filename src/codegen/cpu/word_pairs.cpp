@@ -12,7 +12,8 @@
 // shuffle at all. So when every Load and Store of the loop is bf16 or f16
 // and contiguous along the loop (an f16 half converted by the prelude's
 // af_f16_to_f32 / af_f32_to_f16 in 32-bit lanes), the loop is emitted once
-// more, first among its forms (lane_loops.cpp's simd_loop):
+// more, first among its forms but F16C's for f16 data (lane_loops.cpp's
+// simd_loop; with F16C an f16 loop's form is that one):
 //
 //   #if AF_WORD_PAIRS
 //   {

@@ -1,0 +1,180 @@
+// Elementwise loops over f16 data as 16 lanes in one register whose
+// conversions are F16C's (lane_loops.cpp, kernel_prelude_f16.h): the module
+// compiled with the form and without it (AF_F16C 0 before the prelude: the
+// word pairs or the plain loop) gives the same bits under every tiling key,
+// on rows of every length around 16 and 64 and unaligned outputs, with NaN,
+// infinities, ties and subnormal f16 values, and both match the reference;
+// which loops get the form.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "autofuse/graph/text.h"
+#include "autofuse/ref/interpreter.h"
+#include "autofuse/ref/random.h"
+#include "autofuse/tiling/tiling.h"
+#include "codegen_test_util.h"
+
+namespace autofuse::codegen_test {
+// File-local helpers and tests, in a namespace named after the file (not an
+// anonymous one): the unity build compiles several test files as one unit.
+namespace f16c_loops_test_local {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+const std::string kOff = "#define AF_F16C 0\n";
+const std::string kForm = "f16 by F16C, 16 lanes";
+
+/// (select_chain_text: every op the one-register form takes.)
+std::string chain_text(const std::string& d) {
+  return select_chain_text(d, "f16");
+}
+
+// One rounding (ties to even), and a loop that loads f16 and stores bf16
+// and f16.
+const char* kProduct = R"(graph product(x: f16[N, D], w: f16[D]) {
+  y = mul(x, w)
+  return y
+})";
+const char* kMixed = R"(graph mixed(x: f16[N, D], w: bf16[D]) {
+  a = cast(x, to=f32)
+  b = cast(w, to=f32)
+  p = mul(a, b)
+  y = cast(p, to=bf16)
+  z = cast(p, to=f16)
+  return y, z
+})";
+// f32 in, f16 out (a store only) and f16 in, f32 out (a load only).
+const char* kNarrow = R"(graph narrow(x: f32[N, D]) {
+  h = mul(x, x)
+  y = cast(h, to=f16)
+  return y
+})";
+const char* kWiden = R"(graph widen(x: f16[N, D]) {
+  h = cast(x, to=f32)
+  y = add(h, h)
+  return y
+})";
+
+// NaN, infinities, an f16 tie (1 + 2^-11), a large value (30000), f16
+// subnormals and values whose results are subnormal or zero.
+std::vector<HostTensor> special_inputs(const Graph& g, const sym::Binding& binding) {
+  return inputs_with_specials(
+      g, binding,
+      {std::nan(""), INFINITY, -INFINITY, 1.0 + 1.0 / 2048, 30000.0, 3e-6, -1e-7, 6e-5});
+}
+
+/// The first differing element, if any; two NaNs count as equal: an op
+/// whose operands are both NaN returns one of them, and which one is the
+/// compiler's operand order (the chain's r + t), in either form.
+::testing::AssertionResult same_bits(const HostTensor& a, const HostTensor& b, DType dtype) {
+  if (a.nbytes() != b.nbytes()) return ::testing::AssertionFailure() << "sizes differ";
+  const size_t size = dtype_size(dtype);
+  const auto bits = [&](const HostTensor& t, size_t i) {
+    uint32_t u = 0;
+    std::memcpy(&u, static_cast<const uint8_t*>(t.data()) + i * size, size);
+    return u;
+  };
+  const auto nan = [&](uint32_t u) {
+    switch (dtype) {
+      case DType::f16:
+        return (u & 0x7c00u) == 0x7c00u && (u & 0x3ffu) != 0;
+      case DType::bf16:
+        return (u & 0x7f80u) == 0x7f80u && (u & 0x7fu) != 0;
+      default:
+        return (u & 0x7f800000u) == 0x7f800000u && (u & 0x7fffffu) != 0;
+    }
+  };
+  for (size_t i = 0; i < a.nbytes() / size; ++i) {
+    const uint32_t u = bits(a, i), v = bits(b, i);
+    if (u != v && !(nan(u) && nan(v)))
+      return ::testing::AssertionFailure() << fmt::format("element {}: {:#x} vs {:#x}", i, u, v);
+  }
+  return ::testing::AssertionSuccess();
+}
+
+TEST(F16cLoops, BothFormsGiveTheSameBitsUnderEveryKey) {
+  const auto lengths = nd_bindings({{1, 1},
+                                    {3, 2},
+                                    {5, 15},
+                                    {5, 16},
+                                    {4, 17},
+                                    {4, 63},
+                                    {3, 64},
+                                    {2, 65},
+                                    {3, 127},
+                                    {2, 130},
+                                    {2, 1000},
+                                    {3, 1025}});
+  std::vector<FormCase> cases;
+  cases.push_back({"chain", parse_graph(chain_text("D")), lengths, 3e-3});
+  cases.push_back(
+      {"chain_static", parse_graph(chain_text("100")), nd_bindings({{1, 100}, {7, 100}}), 3e-3});
+  cases.push_back(
+      {"chain_rows_of_16", parse_graph(chain_text("16")), nd_bindings({{1, 16}, {9, 16}}), 3e-3});
+  cases.push_back({"product", parse_graph(kProduct), lengths, 0});
+  cases.push_back({"mixed", parse_graph(kMixed), lengths, 1e-2});
+  cases.push_back({"narrow", parse_graph(kNarrow), lengths, 1e-3});
+  cases.push_back({"widen", parse_graph(kWiden), lengths, 0});
+  std::vector<schedule::ScheduledKernel> kernels;
+  for (const FormCase& c : cases)
+    kernels.push_back(schedule_graph(c.graph));
+  codegen::ModuleSource module = codegen::generate_cpu_module(kernels);
+  for (size_t i = 0; i < cases.size(); ++i)
+    EXPECT_THAT(kernel_text(module.code, module.kernels[i].name), HasSubstr(kForm))
+        << cases[i].label;
+  const std::shared_ptr<jit::Module> f16c = compile(module);
+  module.code = kOff + module.code;
+  const std::shared_ptr<jit::Module> plain = compile(module);
+  // (The outputs' dtypes: f16, bf16 or f32.)
+  const auto agree = [](const HostTensor& got, const HostTensor& base) {
+    return same_bits(got, base, got.dtype());
+  };
+  check_forms_agree(cases, kernels, module, *f16c, *plain, special_inputs, agree);
+}
+
+TEST(F16cLoops, WhichLoopsGetTheForm) {
+  const auto kernel = [](const std::string& text) {
+    std::vector<schedule::ScheduledKernel> kernels = {schedule_graph(parse_graph(text))};
+    const codegen::ModuleSource module = codegen::generate_cpu_module(kernels);
+    return kernel_text(module.code, module.kernels[0].name);
+  };
+  // First among the loop's forms (the word pairs after it), its conversions
+  // the prelude's, its chunk buffers f16 as the loop's.
+  const std::string chain = kernel(chain_text("D"));
+  EXPECT_THAT(chain, HasSubstr("#if AF_F16C && AF_VECTOR_PASS  // " + kForm));
+  EXPECT_THAT(chain, HasSubstr("#elif AF_WORD_PAIRS"));
+  EXPECT_THAT(chain, HasSubstr("af_load16_f16(&v"));
+  EXPECT_THAT(chain, HasSubstr("af_put16_f16(&t"));
+  EXPECT_THAT(chain, HasSubstr("af_put16_f16(&q"));
+  EXPECT_THAT(chain, HasSubstr("uint16_t t"));
+  // With bf16 stores: not where AVX512-BF16's chunk buffers hold f32.
+  EXPECT_THAT(kernel(kMixed),
+              HasSubstr("#if AF_F16C && AF_VECTOR_PASS && !AF_BF16_CVT  // " + kForm));
+  // Not for bf16 or f32 data alone, nor ops the form has no vector code
+  // for (a sigmoid).
+  EXPECT_THAT(kernel(R"(graph g(x: bf16[N, D]) {
+  y = mul(x, x)
+  return y
+})"),
+              Not(HasSubstr(kForm)));
+  EXPECT_THAT(kernel(R"(graph g(x: f32[N, D]) {
+  y = mul(x, x)
+  return y
+})"),
+              Not(HasSubstr(kForm)));
+  EXPECT_THAT(kernel(R"(graph g(x: f16[N, D]) {
+  s = sigmoid(x)
+  y = mul(x, s)
+  return y
+})"),
+              Not(HasSubstr(kForm)));
+}
+
+}  // namespace f16c_loops_test_local
+}  // namespace autofuse::codegen_test
