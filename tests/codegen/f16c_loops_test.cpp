@@ -3,7 +3,8 @@
 // compiled with the form and without it (AF_F16C 0 before the prelude: the
 // word pairs or the plain loop) gives the same bits under every tiling key,
 // on rows of every length around 16 and 64 and unaligned outputs, with NaN,
-// infinities, ties and subnormal f16 values, and both match the reference;
+// infinities, ties and subnormal f16 values, and both match the reference
+// (Elementwise loops, and a short row's loop writing its reduce buffer);
 // which loops get the form.
 #include <cmath>
 #include <cstdint>
@@ -58,6 +59,22 @@ const char* kNarrow = R"(graph narrow(x: f32[N, D]) {
 const char* kWiden = R"(graph widen(x: f16[N, D]) {
   h = cast(x, to=f32)
   y = add(h, h)
+  return y
+})";
+
+// LayerNorm over a symbolic row: its mean pass over the row converts x
+// into the sum's buffer (a short row's loop with writes), the same sum.
+const char* kLayerNorm = R"(graph ln(x: f16[N, D]) {
+  x32 = cast(x, to=f32)
+  mean = reduce_mean(x32, axes=[1], keepdims=true)
+  xc = sub(x32, mean)
+  sq = mul(xc, xc)
+  var = reduce_mean(sq, axes=[1], keepdims=true)
+  eps = constant(dtype=f32, value=1e-5)
+  ve = add(var, eps)
+  inv = rsqrt(ve)
+  xn = mul(xc, inv)
+  y = cast(xn, to=f16)
   return y
 })";
 
@@ -121,6 +138,7 @@ TEST(F16cLoops, BothFormsGiveTheSameBitsUnderEveryKey) {
   cases.push_back({"mixed", parse_graph(kMixed), lengths, 1e-2});
   cases.push_back({"narrow", parse_graph(kNarrow), lengths, 1e-3});
   cases.push_back({"widen", parse_graph(kWiden), lengths, 0});
+  cases.push_back({"layernorm", parse_graph(kLayerNorm), lengths, 1e-2});
   std::vector<schedule::ScheduledKernel> kernels;
   for (const FormCase& c : cases)
     kernels.push_back(schedule_graph(c.graph));
@@ -153,6 +171,10 @@ TEST(F16cLoops, WhichLoopsGetTheForm) {
   EXPECT_THAT(chain, HasSubstr("af_put16_f16(&t"));
   EXPECT_THAT(chain, HasSubstr("af_put16_f16(&q"));
   EXPECT_THAT(chain, HasSubstr("uint16_t t"));
+  // A short row's loop writing its sum's buffer (layernorm's mean).
+  const std::string ln = kernel(kLayerNorm);
+  EXPECT_THAT(ln, HasSubstr(kForm));
+  EXPECT_THAT(ln, HasSubstr("af_store16(&rb"));
   // With bf16 stores: not where AVX512-BF16's chunk buffers hold f32.
   EXPECT_THAT(kernel(kMixed),
               HasSubstr("#if AF_F16C && AF_VECTOR_PASS && !AF_BF16_CVT  // " + kForm));
