@@ -1,7 +1,9 @@
-// f16 data in a vector pass's 16 lanes (vector_pass.cpp), embedded after
+// f16 data in 16 lanes (the vector passes, column vectors and lane loops:
+// vector_pass.cpp, column_vectors.cpp, lane_loops.cpp), embedded after
 // kernel_prelude_lanes.h (see CMakeLists.txt), whose types and row-tail
 // loads it uses: af_load16_f16, af_put16_f16 and af_put32_f16, the f16
-// twins of the bf16 functions there.
+// twins of the bf16 functions there, and AF_F16C, which the generated code
+// tests for the lane loops' F16C form.
 //
 // F16C (every AVX-512 CPU, and the AVX2 ones since Haswell and Piledriver)
 // converts 8 or 16 lanes per instruction: vcvtph2ps is exact, and
