@@ -311,10 +311,21 @@ std::vector<HostTensor> inputs_with_specials(const Graph& graph, const sym::Bind
   return inputs;
 }
 
-void check_forms_agree(const std::vector<FormCase>& cases,
-                       const std::vector<schedule::ScheduledKernel>& kernels,
-                       const codegen::ModuleSource& module, const jit::Module& with,
-                       const jit::Module& without, const InputsFn& inputs, const AgreeFn& agree) {
+void check_forms_agree(const std::vector<FormCase>& cases, const std::string& form,
+                       const std::string& with, const std::string& without, const InputsFn& inputs,
+                       const AgreeFn& agree) {
+  std::vector<schedule::ScheduledKernel> kernels;
+  for (const FormCase& c : cases)
+    kernels.push_back(schedule_graph(c.graph));
+  codegen::ModuleSource module = codegen::generate_cpu_module(kernels);
+  for (size_t i = 0; i < cases.size(); ++i)
+    EXPECT_NE(kernel_text(module.code, module.kernels[i].name).find(form), std::string::npos)
+        << cases[i].label << ": no " << form;
+  const std::string code = module.code;
+  module.code = with + code;
+  const std::shared_ptr<jit::Module> with_form = compile(module);
+  module.code = without + code;
+  const std::shared_ptr<jit::Module> without_form = compile(module);
   const af_machine machines[] = {one_core(), many_tiny_blocks(3, 4)};
   for (size_t i = 0; i < cases.size(); ++i) {
     const FormCase& c = cases[i];
@@ -330,8 +341,8 @@ void check_forms_agree(const std::vector<FormCase>& cases,
               return run_kernel(so, module.kernels[i], kernels[i].graph, c.graph, in, binding, m,
                                 options);
             };
-            const KernelRun got = run(with);
-            const KernelRun base = run(without);
+            const KernelRun got = run(*with_form);
+            const KernelRun base = run(*without_form);
             std::string where = c.label;
             for (const auto& [s, v] : binding)
               where += fmt::format(" {}={}", s, v);

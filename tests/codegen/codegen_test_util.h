@@ -143,14 +143,16 @@ struct FormCase {
 using InputsFn = std::function<std::vector<HostTensor>(const Graph&, const sym::Binding&)>;
 using AgreeFn = std::function<::testing::AssertionResult(const HostTensor&, const HostTensor&)>;
 
-/// Two builds of `module` (`with` a kernel form, `without` it: the same
-/// text after a #define) run each case's kernel (kernels[i] scheduled from
-/// cases[i]) for every binding on one_core() and three tiny blocks, under
-/// every tiling key and output offsets 0 and 1, on `inputs`: both within
-/// the case's tol of the reference, and `agree` on each output.
-void check_forms_agree(const std::vector<FormCase>& cases,
-                       const std::vector<schedule::ScheduledKernel>& kernels,
-                       const codegen::ModuleSource& module, const jit::Module& with,
-                       const jit::Module& without, const InputsFn& inputs, const AgreeFn& agree);
+/// A kernel form checked against the module without it: schedules every
+/// case into one module, expects `form` (a marker of the form's code) in
+/// each case's kernel, and compiles the module twice, after `with` (#defines
+/// that keep the form) and after `without` (ones that turn it off). Each
+/// case's kernel then runs for every binding on one_core() and three tiny
+/// blocks, under every tiling key and output offsets 0 and 1, on `inputs`:
+/// both builds within the case's tol of the reference, and `agree` on each
+/// output.
+void check_forms_agree(const std::vector<FormCase>& cases, const std::string& form,
+                       const std::string& with, const std::string& without, const InputsFn& inputs,
+                       const AgreeFn& agree);
 
 }  // namespace autofuse::codegen_test

@@ -18,6 +18,7 @@
 
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "autofuse/graph/text.h"
@@ -184,7 +185,7 @@ TEST(Vectorization, ExampleKernelsVectorizeOnAvx2AndAvx512) {
   for (const char* example :
        {"layernorm_bf16.af", "softmax.af", "gelu.af", "patterns/swiglu.af", "patterns/chain30.af"})
     kernels.push_back(schedule_graph(
-        parse_graph_file(std::string(AUTOFUSE_SOURCE_DIR) + "/examples/" + example)));
+        parse_graph_file(fmt::format("{}/examples/{}", AUTOFUSE_SOURCE_DIR, example))));
   const codegen::ModuleSource module = codegen::generate_cpu_module(kernels);
   for (const std::string march : {"x86-64-v3", "x86-64-v4"}) {
     const std::vector<std::string> scalar = scalar_simd_loops(module.code, march);
@@ -203,7 +204,7 @@ TEST(Vectorization, LoopsFillAvx512RegistersOnIntelTargets) {
   std::vector<schedule::ScheduledKernel> kernels;
   for (const char* example : {"softmax.af", "patterns/swiglu.af", "layernorm_bf16.af"})
     kernels.push_back(schedule_graph(
-        parse_graph_file(std::string(AUTOFUSE_SOURCE_DIR) + "/examples/" + example)));
+        parse_graph_file(fmt::format("{}/examples/{}", AUTOFUSE_SOURCE_DIR, example))));
   kernels.push_back(schedule_graph(parse_graph(chain_text("bf16"))));
   const codegen::ModuleSource module = codegen::generate_cpu_module(kernels);
   for (const std::string march : {"icelake-server", "skylake-avx512"}) {

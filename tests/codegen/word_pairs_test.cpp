@@ -94,34 +94,19 @@ TEST(WordPairs, BothFormsGiveTheSameBytesUnderEveryKey) {
   cases.push_back({"chain_f16", parse_graph(select_chain_text("D", "f16")), parities, 3e-3});
   cases.push_back({"product_f16", parse_graph(kProductF16), parities, 0});
   cases.push_back({"mixed", parse_graph(kMixed), parities, 1e-2});
-  std::vector<schedule::ScheduledKernel> kernels;
-  for (const FormCase& c : cases)
-    kernels.push_back(schedule_graph(c.graph));
-  codegen::ModuleSource module = codegen::generate_cpu_module(kernels);
-  for (size_t i = 0; i < cases.size(); ++i)
-    EXPECT_THAT(kernel_text(module.code, module.kernels[i].name),
-                HasSubstr("AF_WORD_PAIRS  // two bf16 elements per 32-bit lane"))
-        << cases[i].label;
   // (f16 loops take F16C's form first where there is F16C: f16c_loops_test.cpp.)
-  module.code = "#define AF_F16C 0\n" + module.code;
-  const std::shared_ptr<jit::Module> pairs = compile(module);
-  module.code = kOff + module.code;
-  const std::shared_ptr<jit::Module> plain = compile(module);
-  check_forms_agree(cases, kernels, module, *pairs, *plain, special_inputs, same_bytes);
+  const std::string no_f16c = "#define AF_F16C 0\n";
+  check_forms_agree(cases, "AF_WORD_PAIRS  // two bf16 elements per 32-bit lane", no_f16c,
+                    no_f16c + kOff, special_inputs, same_bytes);
 }
 
 TEST(WordPairs, WhichLoopsGetTheForm) {
-  const auto kernel = [](const std::string& text) {
-    std::vector<schedule::ScheduledKernel> kernels = {schedule_graph(parse_graph(text))};
-    const codegen::ModuleSource module = codegen::generate_cpu_module(kernels);
-    return kernel_text(module.code, module.kernels[0].name);
-  };
-  const std::string chain = kernel(select_chain_text("D"));
+  const std::string chain = kernel_code(select_chain_text("D"));
   EXPECT_THAT(chain, HasSubstr("af_load_word(&p0["));
   EXPECT_THAT(chain, HasSubstr("af_bf16_lo(w"));
   EXPECT_THAT(chain, HasSubstr("af_bf16_hi(w"));
-  EXPECT_THAT(chain, HasSubstr("af_store_word(&t"));               // chunk buffers
-  EXPECT_THAT(kernel(kProduct), HasSubstr("af_store_word(&q0["));  // a plain loop's output
+  EXPECT_THAT(chain, HasSubstr("af_store_word(&t"));                    // chunk buffers
+  EXPECT_THAT(kernel_code(kProduct), HasSubstr("af_store_word(&q0["));  // a plain loop's output
   // The parts of a row around its chunks keep the loop (a chunk each at
   // most; with the form, g++ allocated the chunk loop's registers worse).
   const size_t part = chain.find("for (int nt_part = 0;");
@@ -130,19 +115,19 @@ TEST(WordPairs, WhichLoopsGetTheForm) {
   ASSERT_NE(chunks, std::string::npos);
   EXPECT_THAT(chain.substr(part, chunks - part), Not(HasSubstr("AF_WORD_PAIRS")));
   // f32 data, an f32 operand beside bf16 ones, a gather: the loop alone.
-  EXPECT_THAT(kernel(R"(graph f(x: f32[N, D]) {
+  EXPECT_THAT(kernel_code(R"(graph f(x: f32[N, D]) {
   y = abs(x)
   return y
 })"),
               Not(HasSubstr("AF_WORD_PAIRS")));
-  EXPECT_THAT(kernel(R"(graph m(x: bf16[N, D], w: f32[N, D]) {
+  EXPECT_THAT(kernel_code(R"(graph m(x: bf16[N, D], w: f32[N, D]) {
   c = cast(x, to=f32)
   y = mul(c, w)
   z = cast(y, to=bf16)
   return z
 })"),
               Not(HasSubstr("AF_WORD_PAIRS")));
-  EXPECT_THAT(kernel(R"(graph g(t: bf16[V, 256], ids: i64[N]) {
+  EXPECT_THAT(kernel_code(R"(graph g(t: bf16[V, 256], ids: i64[N]) {
   e = gather(t, ids, axis=0)
   y = abs(e)
   return y

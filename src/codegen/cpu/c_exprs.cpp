@@ -73,17 +73,13 @@ std::string load_expr(DType dtype, const std::string& element) {
   }
 }
 
-std::string bf16_store_value(DType value_dtype, const std::string& value) {
-  return half_store_value(value_dtype, DType::bf16, value);
-}
-
 std::string half_store_value(DType value_dtype, DType storage_dtype, const std::string& value) {
   return is_f32_computed(value_dtype) ? value : cast_expr(value_dtype, storage_dtype, value);
 }
 
 std::string store_expr(DType value_dtype, DType storage_dtype, const std::string& value) {
   if (storage_dtype == DType::bf16)
-    return fmt::format("af_f32_to_bf16({})", bf16_store_value(value_dtype, value));
+    return fmt::format("af_f32_to_bf16({})", half_store_value(value_dtype, DType::bf16, value));
   std::string v = value;
   if (!(is_f32_computed(value_dtype) && is_f32_computed(storage_dtype)))
     v = cast_expr(value_dtype, storage_dtype, value);

@@ -27,12 +27,11 @@ std::string load_expr(DType dtype, const std::string& element);
 /// (same compute type; f32 -> f16 rounds to nearest even; float8 rounds
 /// without saturating, as the reference's store).
 std::string store_expr(DType value_dtype, DType storage_dtype, const std::string& value);
-/// The f32 value that a store of `storage_dtype` bf16 rounds (store_expr
-/// without its last af_f32_to_bf16): what a bf16 chunk buffer holds where
-/// the prelude rounds whole chunks (AF_BF16_CHUNK_VALUE, inner_loop.cpp).
-std::string bf16_store_value(DType value_dtype, const std::string& value);
-/// The same for a store of `storage_dtype` f16 or bf16 (word_pairs.cpp
-/// rounds both halves of a word from it).
+/// The f32 value that a store of `storage_dtype` f16 or bf16 rounds
+/// (store_expr without its last rounding): what a bf16 chunk buffer holds
+/// where the prelude rounds whole chunks (AF_BF16_CHUNK_VALUE,
+/// inner_loop.cpp), and what a word pair rounds each half from
+/// (word_pairs.cpp).
 std::string half_store_value(DType value_dtype, DType storage_dtype, const std::string& value);
 /// Cast between any two dtypes with the reference's rounding: one rounding
 /// to nearest even, float -> int truncates, saturates and maps NaN to 0,

@@ -151,7 +151,7 @@ bool KernelEmitter::emit_column_vector_rows(const std::vector<int>& body,
     switch (n.kind) {
       case AscKind::Load: {
         // f32, or bf16 / f16 widened (f16 by F16C: kernel_prelude_f16.h).
-        const char* widen = n.dtype == DType::bf16 ? "_bf16" : n.dtype == DType::f16 ? "_f16" : "";
+        const char* widen = half_suffix(n.dtype);
         narrow = narrow || n.dtype == DType::bf16;
         if ((n.dtype != DType::f32 && *widen == '\0') || buffered_.at(static_cast<size_t>(id)) ||
             n.view.strides.at(static_cast<size_t>(tile_axis)) != sym::Expr(1))

@@ -426,10 +426,11 @@ void KernelEmitter::emit_node(const AscNode& n, const std::string& indent, std::
       const std::string target = store_element(n, to);
       // A bf16 chunk buffer holds what the prelude rounds by the chunk
       // (f32 where vcvtne2ps2bf16 does it; inner_loop.cpp).
-      const std::string stored = to_buffer && n.dtype == DType::bf16
-                                     ? fmt::format("AF_BF16_CHUNK_VALUE({})",
-                                                   bf16_store_value(in(0).dtype, value(in(0).id)))
-                                     : store_expr(in(0).dtype, n.dtype, value(in(0).id));
+      const std::string stored =
+          to_buffer && n.dtype == DType::bf16
+              ? fmt::format("AF_BF16_CHUNK_VALUE({})",
+                            half_store_value(in(0).dtype, DType::bf16, value(in(0).id)))
+              : store_expr(in(0).dtype, n.dtype, value(in(0).id));
       out += fmt::format("{}{} = {};  // {}\n", indent, target, stored, n.name);
       return;
     }

@@ -35,6 +35,10 @@ bool vector_float_value(DType dtype);
 bool vector_arithmetic(OpKind op);
 /// Its +, -, *, / and negation (lane_loops.cpp's ops).
 bool float_arithmetic(OpKind op);
+/// The prelude's suffix for a 16-bit float's 16-lane loads and stores
+/// (af_load16_bf16, af_put16_f16 from kernel_prelude_f16.h, ...); "" for
+/// other dtypes.
+const char* half_suffix(DType dtype);
 /// The longest row-invariant narrow Load converted to an f32 copy once per
 /// call (row_invariant_: 16 KiB of stack each at most).
 constexpr int64_t kInvariantMax = 4096;

@@ -122,6 +122,14 @@ AF_INLINE void af_load16_f16(af_f32x16* v, const uint16_t* p, int64_t n) {
   af_load16_halves(v, p, n, [](af_u16x8 h) { return af_widen8_f16((af_i16x8_f16)h); });
 }
 
+/// 16 lanes rounded to f16, in order (as af_bf16_pack16).
+AF_INLINE af_i64x4 af_f16_pack16(af_f32x8 lo, af_f32x8 hi) {
+  return (af_i64x4)__builtin_shufflevector(af_narrow8_f16(lo), af_narrow8_f16(hi), 0, 1, 2, 3, 4, 5,
+                                           6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+}
+
+/// Two 16-byte stores, not af_f16_pack16's 32 bytes: its insert made an
+/// f16 chain built for AVX2 1.12x slower (session 43).
 AF_INLINE void af_put16_f16(uint16_t* p, af_f32x16 v, int64_t n) {
   if (n >= 16) {
     *(af_i16x8_f16_mem*)p = af_narrow8_f16(v.lo);
@@ -134,11 +142,7 @@ AF_INLINE void af_put16_f16(uint16_t* p, af_f32x16 v, int64_t n) {
 
 /// Streaming (`nt`) where p is 32-byte aligned.
 AF_INLINE void af_put32_f16(uint16_t* p, af_f32x16 lo, af_f32x16 hi, bool nt) {
-  const auto pair = [](af_f32x8 x, af_f32x8 y) {
-    return (af_i64x4)__builtin_shufflevector(af_narrow8_f16(x), af_narrow8_f16(y), 0, 1, 2, 3, 4, 5,
-                                             6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-  };
-  af_put32_u16(p, pair(lo.lo, lo.hi), pair(hi.lo, hi.hi), nt);
+  af_put32_u16(p, af_f16_pack16(lo.lo, lo.hi), af_f16_pack16(hi.lo, hi.hi), nt);
 }
 #endif  // AF_LANE_PAIRS
 

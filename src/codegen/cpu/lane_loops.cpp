@@ -152,8 +152,8 @@ std::string KernelEmitter::lane_loop(int axis, const std::string& lo, const std:
                               ? this->value(value)
                               : fmt::format("({} - (af_f32x16){{}})", this->value(value));
     const std::string target = store_element(n, store_to(n.id));
-    if (n.dtype == DType::bf16) return fmt::format("af_put16_bf16(&{}, {}, n_);", target, v);
-    if (n.dtype == DType::f16) return fmt::format("af_put16_f16(&{}, {}, n_);", target, v);
+    if (const char* half = half_suffix(n.dtype); *half != '\0')
+      return fmt::format("af_put16{}(&{}, {}, n_);", half, target, v);
     return fmt::format("af_put16_f32(&{}, {}, n_, false);", target, v);
   };
   // Whole vectors only (a chunk, or a whole row of a multiple of 16): no

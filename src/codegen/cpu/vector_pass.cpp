@@ -124,14 +124,9 @@ namespace autofuse::codegen::cpu {
 
 using ascir::AscKind;
 
-namespace {
-/// The prelude's suffix for a 16-bit float's loads and stores
-/// (af_load16_bf16, af_put32_f16 from kernel_prelude_f16.h, ...); "" for
-/// f32.
 const char* half_suffix(DType dtype) {
   return dtype == DType::bf16 ? "_bf16" : dtype == DType::f16 ? "_f16" : "";
 }
-}  // namespace
 
 bool vector_float_value(DType dtype) {
   return c_compute_type(dtype) == "float" && !is_float8(dtype);

@@ -34,10 +34,11 @@
 // its own i1), so the results are the loop's bits. A chunk loop's Sigmoids
 // read their exps from a chunk buffer (chunk_sigmoid_prologue); in this
 // form its loop is word pairs too and the buffer holds the chunk's even
-// elements, then its odd ones, so that each half reads whole vectors. Words are read and written at
-// any 2-byte address (x86 allows it): the pair is aligned to the loop, not to memory. Loads of
-// other dtypes would be de-interleaved by shuffles again, and Gathers check their index in the
-// loop: such loops keep their form.
+// elements, then its odd ones, so that each half reads whole vectors.
+// Words are read and written at any 2-byte address (x86 allows it): the
+// pair is aligned to the loop, not to memory. Loads of other dtypes would
+// be de-interleaved by shuffles again, and Gathers check their index in
+// the loop: such loops keep their form.
 //
 // Measured on an Ice Lake Xeon (no AVX512-BF16), one thread, each dumped
 // module compiled with and without the form and timed interleaved in one
