@@ -4,8 +4,8 @@
 // word pairs or the plain loop) gives the same bits under every tiling key,
 // on rows of every length around 16 and 64 and unaligned outputs, with NaN,
 // infinities, ties and subnormal f16 values, and both match the reference
-// (Elementwise loops, and a short row's loop writing its reduce buffer);
-// which loops get the form.
+// (Elementwise loops, their chunk sigmoids, and a short row's loop writing
+// its reduce buffer); which loops get the form.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -60,6 +60,49 @@ const char* kWiden = R"(graph widen(x: f16[N, D]) {
   h = cast(x, to=f32)
   y = add(h, h)
   return y
+})";
+
+// SwiGLU's product with a sigmoid of a sigmoid's product: chunk sigmoids
+// (inner_loop.cpp), the second one's operand from the first one's buffer.
+const char* kSilu = R"(graph silu(x: f16[N, D], u: f16[N, D]) {
+  s = sigmoid(x)
+  g = mul(x, s)
+  t = sigmoid(g)
+  y = mul(t, u)
+  return y
+})";
+
+// SkipLayerNorm in f16 ops (a frontend's fp16 model): the row pass writes
+// h's row buffer and stores h; the column layout's normalizing pass reads
+// its per-column arrays (mean, inv, g) 16 columns at a time; RMSNorm's
+// streaming pass joins two f16 halves for one 64-byte store.
+// (Statistics in f32, as kLayerNorm: in f16 ops the reference's variance
+// overflows where the kernel's f32 one does not.)
+const std::string kSkipNorm =
+    "graph skipnorm(x: f16[N, D], s: f16[N, D]) {\n  h = add(x, s)\n  h32 = cast(h, to=f32)\n" +
+    normalized_text("f32", "h32", 1) + "  y = cast(xn, to=f16)\n  return y, h\n}\n";
+const std::string kColumnNorm =
+    "graph colnorm(x: f16[N, D], g: f16[D]) {\n  x32 = cast(x, to=f32)\n" +
+    normalized_text("f32", "x32", 0) +
+    "  g32 = cast(g, to=f32)\n  z = mul(xn, g32)\n  y = cast(z, to=f16)\n  return y, mean, "
+    "var\n}\n";
+const char* kRmsNorm = R"(graph rms(x: f16[N, D]) {
+  x32 = cast(x, to=f32)
+  sq = mul(x32, x32)
+  ms = reduce_mean(sq, axes=[1], keepdims=true)
+  eps = constant(dtype=f32, value=1e-5)
+  me = add(ms, eps)
+  inv = rsqrt(me)
+  z = mul(x32, inv)
+  y = cast(z, to=f16)
+  return y
+})";
+// A loss: the sum over chunks of 1024 elements (a cascade) as 16-lane sums.
+const char* kMse = R"(graph mse(p: f16[N, D], t: f16[N, D]) {
+  d = sub(p, t)
+  sq = mul(d, d)
+  loss = reduce_mean(sq, axes=[0, 1], keepdims=false)
+  return loss
 })";
 
 // LayerNorm over a symbolic row: its mean pass over the row converts x
@@ -129,9 +172,33 @@ TEST(F16cLoops, BothFormsGiveTheSameBitsUnderEveryKey) {
   cases.push_back({"narrow", parse_graph(kNarrow), lengths, 1e-3});
   cases.push_back({"widen", parse_graph(kWiden), lengths, 0});
   cases.push_back({"layernorm", parse_graph(kLayerNorm), lengths, 1e-2});
+  cases.push_back({"silu", parse_graph(kSilu), lengths, 1e-2});
+  cases.push_back({"skipnorm", parse_graph(kSkipNorm), lengths, 2e-2});
+  cases.push_back({"colnorm", parse_graph(kColumnNorm), lengths, 2e-2});
+  cases.push_back({"rmsnorm", parse_graph(kRmsNorm), lengths, 1e-2});
+  // Rows of one 64-byte line (the whole-rows loop streams each row:
+  // af_f16_nt_store_aligned).
+  cases.push_back({"rows_of_32", parse_graph(R"(graph rows(x: f16[N, 32], w: f16[32]) {
+  y = mul(x, w)
+  return y
+})"),
+                   nd_bindings({{1, 32}, {3, 32}, {70, 32}}), 0});
   // (The outputs' dtypes: f16, bf16 or f32.)
   const auto agree = [](const HostTensor& got, const HostTensor& base) {
     return same_bits(got, base, got.dtype());
+  };
+  check_forms_agree(cases, kForm, "", kOff, special_inputs, agree);
+}
+
+TEST(F16cLoops, ChunkSumsMatchTheReference) {
+  // The chunk's sums in the form's order, not the OpenMP reduction's: the
+  // same within the sum's error bound (reduction_pass.cpp), not bit for bit.
+  std::vector<FormCase> cases;
+  cases.push_back(
+      {"mse", parse_graph(kMse),
+       nd_bindings({{1, 1}, {3, 5}, {1, 1024}, {1, 1025}, {3, 1000}, {5, 1023}, {64, 333}}), 1e-2});
+  const auto agree = [](const HostTensor& got, const HostTensor& base) {
+    return tensors_close(got, base, 2e-3, 1e-6);
   };
   check_forms_agree(cases, kForm, "", kOff, special_inputs, agree);
 }
@@ -153,8 +220,21 @@ TEST(F16cLoops, WhichLoopsGetTheForm) {
   // With bf16 stores: not where AVX512-BF16's chunk buffers hold f32.
   EXPECT_THAT(kernel_code(kMixed),
               HasSubstr("#if AF_F16C && AF_VECTOR_PASS && !AF_BF16_CVT  // " + kForm));
+  // Chunk sigmoids: -|x| into the chunk's buffer in the same form (not the
+  // word pairs' order), sigmoid from it.
+  const std::string silu = kernel_code(kSilu);
+  EXPECT_THAT(silu, HasSubstr("af_neg_abs(v"));
+  EXPECT_THAT(silu, HasSubstr("af_load16(&e"));
+  EXPECT_THAT(silu, HasSubstr("= af_sigmoid_from_exp(v"));
+  EXPECT_THAT(silu, HasSubstr("#elif AF_WORD_PAIRS  // the even elements, then the odd ones"));
+  // Row buffers, column tiles' arrays, chunk sums.
+  EXPECT_THAT(kernel_code(kSkipNorm), HasSubstr("af_store16(&ub"));
+  EXPECT_THAT(kernel_code(kColumnNorm), HasSubstr(" - t0], n_);"));
+  const std::string mse = kernel_code(kMse);
+  EXPECT_THAT(mse, HasSubstr("#if AF_F16C && AF_VECTOR_PASS  // " + kForm));
+  EXPECT_THAT(mse, HasSubstr("af_add_lanes(&s"));
   // Not for bf16 or f32 data alone, nor ops the form has no vector code
-  // for (a sigmoid).
+  // for (a sigmoid outside a chunk: rows shorter than one).
   EXPECT_THAT(kernel_code(R"(graph g(x: bf16[N, D]) {
   y = mul(x, x)
   return y
@@ -165,9 +245,9 @@ TEST(F16cLoops, WhichLoopsGetTheForm) {
   return y
 })"),
               Not(HasSubstr(kForm)));
-  EXPECT_THAT(kernel_code(R"(graph g(x: f16[N, D]) {
+  EXPECT_THAT(kernel_code(R"(graph g(x: f16[N, 16], w: f16[16]) {
   s = sigmoid(x)
-  y = mul(x, s)
+  y = mul(s, w)
   return y
 })"),
               Not(HasSubstr(kForm)));

@@ -267,11 +267,24 @@ std::vector<int> KernelEmitter::chunk_sigmoid_ids(int axis, const std::vector<in
   return ids;
 }
 
+bool KernelEmitter::chunk_sigmoid(int id) const {
+  return chunk_exp_index_.empty() &&
+         std::count(chunk_sigmoids_.begin(), chunk_sigmoids_.end(), id) > 0;
+}
+
 std::string KernelEmitter::chunk_sigmoid_prologue(int axis, const std::vector<int>& nodes,
                                                   const std::string& indent) const {
+  const std::vector<int> ids = chunk_sigmoid_ids(axis, nodes);
+  // Where the chunk's loop takes the f16 form (simd_loop), these loops do:
+  // the buffers in the loop's order.
+  chunk_sigmoids_ = ids;
+  const std::vector<bool> f16c = f16c_lanes(axis, nodes);
+  const std::string f16c_if = f16c.empty() ? std::string()
+                                           : "#if " + f16c_condition(nodes) +
+                                                 "  // f16 by F16C, 16 lanes (lane_loops.cpp)\n";
   chunk_sigmoids_.clear();
   std::string out;
-  for (int id : chunk_sigmoid_ids(axis, nodes)) {
+  for (int id : ids) {
     const AscNode& n = node(id);
     // The loop's nodes its operand needs, in loop order.
     std::vector<bool> needed(graph_.nodes.size(), false);
@@ -293,10 +306,24 @@ std::string KernelEmitter::chunk_sigmoid_prologue(int axis, const std::vector<in
     loop += fmt::format("{}  e{}[i{} - nt_k] = af_neg_abs({});\n", indent, id, axis,
                         value(n.inputs.at(0)));
     loop += indent + "}\n";
+    if (!f16c.empty()) {
+      const std::string in1 = indent + "  ";
+      out += f16c_if;
+      out += fmt::format("{0}for (int64_t i{1} = nt_k; i{1} < nt_k + AF_NT_CHUNK; i{1} += 16) {{\n",
+                         indent, axis);
+      out += in1 + "const int64_t n_ = 16;  // whole vectors\n";
+      out += vector_statements(chain, f16c, in1, {}, axis);
+      out += fmt::format(
+          "{0}{{ const af_f32x16 a_ = af_neg_abs({1}); af_store16(&e{2}[i{3} - nt_k], "
+          "&a_, n_); }}\n",
+          in1, value(n.inputs.at(0)), id, axis);
+      out += indent + "}\n";
+    }
     // Where the chunk's loop is word pairs (word_pairs.cpp), this one is
     // too, and the buffer holds the chunk's even elements, then its odd ones.
     if (word_pairs_fit(axis, nodes, "")) {
-      out += "#if AF_WORD_PAIRS  // the even elements, then the odd ones (word_pairs.cpp)\n";
+      out += f16c.empty() ? "#if" : "#elif";
+      out += " AF_WORD_PAIRS  // the even elements, then the odd ones (word_pairs.cpp)\n";
       out += "#pragma omp simd\n";
       out += fmt::format("{}for (int64_t w_ = 0; w_ < AF_NT_CHUNK / 2; ++w_) {{\n", indent);
       out += indent + "  const int64_t wp_i = nt_k + 2 * w_;\n";
@@ -310,7 +337,7 @@ std::string KernelEmitter::chunk_sigmoid_prologue(int axis, const std::vector<in
       out += indent + "}\n";
       out += "#else\n" + loop + "#endif\n";
     } else {
-      out += loop;
+      out += f16c.empty() ? loop : "#else\n" + loop + "#endif\n";
     }
     out += fmt::format("{}af_exp_nonpos_row(e{}, AF_NT_CHUNK);\n", indent, id);
     chunk_sigmoids_.push_back(id);
@@ -417,6 +444,12 @@ void KernelEmitter::emit_loop_variants(
                                       : "af_bf16_nt_store";
         b += fmt::format("{}{}({}, t{}, (int64_t)(sizeof(t{}) / sizeof(t{}[0])));\n", ind, fn,
                          element(node(id), "nt_k"), id, id, id);
+      } else if (node(id).dtype == DType::f16) {  // (kernel_prelude_f16.h: 32-byte halves)
+        const char* fn = ordinary     ? "af_f16_store"
+                         : line_rows_ ? "af_f16_nt_store_aligned"
+                                      : "af_f16_nt_store";
+        b += fmt::format("{}{}({}, t{}, (int64_t)sizeof(t{}));\n", ind, fn,
+                         element(node(id), "nt_k"), id, id);
       } else if (ordinary) {
         b += fmt::format("{}__builtin_memcpy({}, t{}, sizeof(t{}));\n", ind,
                          element(node(id), "nt_k"), id, id);
@@ -493,7 +526,8 @@ void KernelEmitter::emit_loop_variants(
       out += bf16 ? fmt::format(
                         "{}af_bf16_nt_store({}, t{}, (int64_t)(sizeof(t{}) / sizeof(t{}[0])));\n",
                         in1, element(node(id), "nt_k"), id, id, id)
-                  : fmt::format("{}af_nt_store({}, t{}, (int64_t)sizeof(t{}));\n", in1,
+                  : fmt::format("{}{}({}, t{}, (int64_t)sizeof(t{}));\n", in1,
+                                node(id).dtype == DType::f16 ? "af_f16_nt_store" : "af_nt_store",
                                 element(node(id), "nt_k"), id, id);
     }
   } else {

@@ -119,6 +119,9 @@ class KernelEmitter {
   /// `axis` computes from a chunk buffer: f32 ones, in a kernel without
   /// Gathers (inner_loop.cpp).
   std::vector<int> chunk_sigmoid_ids(int axis, const std::vector<int>& nodes) const;
+  /// Whether Compute `id` is one of those in the loop being emitted, its
+  /// e^-|x| in e<id>[i - nt_k] (not word pairs' order).
+  bool chunk_sigmoid(int id) const;
   /// Before such a chunk loop (index nt_k): per chunk_sigmoid_ids() node, a
   /// loop writing -|x| to a chunk buffer e<id> and af_exp_nonpos_row over
   /// it; sets chunk_sigmoids_ to those Sigmoids (inner_loop.cpp).
@@ -126,6 +129,11 @@ class KernelEmitter {
                                      const std::string& indent) const;
   /// `nodes` reordered to keep few values live (inner_loop.cpp).
   std::vector<int> register_order(const std::vector<int>& nodes) const;
+  /// An f16 loop's values in the one-register form that F16C converts
+  /// (lane_loop_values), or empty: no f16 data, or a value it cannot
+  /// compute; and that form's `#if` condition (lane_loops.cpp).
+  std::vector<bool> f16c_lanes(int axis, const std::vector<int>& nodes) const;
+  std::string f16c_condition(const std::vector<int>& nodes) const;
   /// emit_inner_loop's loop(s) with `pragma` complete (inner_loop.cpp).
   void emit_loop_variants(int axis, const std::string& lo, const std::string& hi,
                           const std::vector<int>& nodes, const std::string& pragma,
@@ -300,6 +308,12 @@ class KernelEmitter {
   std::string lane_loop(int axis, const std::string& lo, const std::string& hi,
                         const std::vector<int>& nodes, const std::vector<bool>& vec,
                         const std::function<StoreTo(int)>& store_to, bool writes,
+                        const std::string& indent) const;
+  /// An f16 chunk's loop of float sums into `sums`' chunk accumulators
+  /// (emit_clause_loop's cascades) in the F16C form: 16-lane sums over
+  /// [lo, hi), or empty where it has none (lane_loops.cpp).
+  std::string lane_sums(int axis, const std::string& lo, const std::string& hi,
+                        const std::vector<int>& body, const std::vector<int>& sums,
                         const std::string& indent) const;
   /// A vector loop over [lo, hi): the `pragma` line, the loop over `nodes`
   /// (stores where `store_to` says) and `updates`; with its lane form where

@@ -29,6 +29,35 @@ template <class V>
 AF_INLINE V af_lanes_min(V a, V b) {
   return a != a ? a : (a < b ? a : b);
 }
+// A clamp against a bound k that is not NaN (kernel_prelude_math.h's
+// af_fmax_vk & co.): one compare and one blend.
+template <class V>
+AF_INLINE V af_lanes_max_vk(V a, V k) {
+  return k >= a ? k : a;
+}
+template <class V>
+AF_INLINE V af_lanes_max_kv(V k, V a) {
+  return k > a ? k : a;
+}
+template <class V>
+AF_INLINE V af_lanes_min_vk(V a, V k) {
+  return k <= a ? k : a;
+}
+template <class V>
+AF_INLINE V af_lanes_min_kv(V k, V a) {
+  return k < a ? k : a;
+}
+template <class V>
+AF_INLINE V af_lanes_neg_abs(V x) {
+  typedef decltype(x < x) M;
+  return (V)((M)x | (-2147483647 - 1));  // the sign bit set, as af_neg_abs
+}
+/// af_sigmoid_from_exp's select and division, lane by lane (its bits).
+template <class V>
+AF_INLINE V af_lanes_sigmoid_from_exp(V x, V t) {
+  const V one = V{} + 1.0f;
+  return (x < V{} ? t : one) / (one + t);
+}
 #if AF_LANE_PAIRS
 #define AF_LANES1(f, x) (af_f32x16{f((x).lo), f((x).hi)})
 #define AF_LANES2(f, a, b) (af_f32x16{f((a).lo, (b).lo), f((a).hi, (b).hi)})
@@ -69,6 +98,13 @@ AF_INLINE af_f32x16 af_frelu(af_f32x16 x) {
 AF_INLINE af_f32x16 af_sqrt(af_f32x16 x) {
   return AF_LANES1(af_lanes_sqrt, x);
 }
+AF_INLINE af_f32x16 af_neg_abs(af_f32x16 x) {
+  return AF_LANES1(af_lanes_neg_abs, x);
+}
+/// sigmoid(x) from t = e^-|x| (a chunk sigmoid's buffer, inner_loop.cpp).
+AF_INLINE af_f32x16 af_sigmoid_from_exp(af_f32x16 x, af_f32x16 t) {
+  return AF_LANES2(af_lanes_sigmoid_from_exp, x, t);
+}
 #define AF_LANES_BINARY(name, impl)                    \
   AF_INLINE af_f32x16 name(af_f32x16 a, af_f32x16 b) { \
     return AF_LANES2(impl, a, b);                      \
@@ -81,6 +117,10 @@ AF_INLINE af_f32x16 af_sqrt(af_f32x16 x) {
   }
 AF_LANES_BINARY(af_fmax, af_lanes_max)
 AF_LANES_BINARY(af_fmin, af_lanes_min)
+AF_LANES_BINARY(af_fmax_vk, af_lanes_max_vk)
+AF_LANES_BINARY(af_fmax_kv, af_lanes_max_kv)
+AF_LANES_BINARY(af_fmin_vk, af_lanes_min_vk)
+AF_LANES_BINARY(af_fmin_kv, af_lanes_min_kv)
 #undef AF_LANES_BINARY
 #undef AF_LANES1
 #undef AF_LANES2

@@ -60,6 +60,19 @@
 // pairs before; bf16's word pairs take 4.6), built for AVX2 26.7 -> 5.9 ms;
 // the same bits. LayerNorm f16 over a symbolic row [16384, 1024] (its
 // mean's loop): 13.9 -> 10.9 ms, the same bits.
+//
+// Session 44 took the f16 form to the loops that still converted by
+// integer steps (one thread, Ice Lake, harness, f16 versions of the
+// pattern suite's large shapes, the same bits unless noted): a chunk
+// sigmoid's two loops (its -|x| into the chunk's buffer e<id> in the
+// loop's order, the sigmoid from it: af_sigmoid_from_exp on 16 lanes),
+// SwiGLU 10.5 -> 4.8 ms; a Reduction row pass that writes or reads row
+// buffers (ub<id>, row_buffers.cpp), SkipLayerNorm 7.6 -> 3.7; the column
+// layout's storing pass over a tile's columns, its per-column arrays
+// loaded 16 columns at a time, batch-norm statistics 14.0 -> 7.0; and the
+// chunks of a long row's sum (lane_sums: four 16-lane accumulators, so
+// the sum's order, not its error bound, differs from the OpenMP
+// reduction's), MSE 8.2 -> 4.7.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -74,15 +87,19 @@ using ascir::AscKind;
 
 std::vector<bool> KernelEmitter::lane_loop_values(int axis, const std::vector<int>& nodes,
                                                   LaneForm form) const {
-  // (A chunk sigmoid's loop has its Sigmoid, not arithmetic: no lane form.)
   // Reduction: only a short row's loop over its one reduced axis in the
-  // row layout (lane_writes_ set), without row buffers: column tiles keep
-  // per-column values in arrays, and several reduced axes or row buffers
-  // index differently from the vector statements.
+  // row layout (lane_writes_ set): column tiles keep per-column values in
+  // arrays, and several reduced axes index the row buffers (row_buffers.cpp)
+  // by their linear index, not the vector statements' i<axis>.
+  const bool reduction =
+      form == LaneForm::Register && kernel_.kind == schedule::Template::Reduction;
   const bool reduction_rows =
-      form == LaneForm::Register && kernel_.kind == schedule::Template::Reduction &&
-      lane_writes_.has_value() && !column_ && kernel_.inner_axes.size() == 1 && ub_pass_ < 0;
-  if ((kernel_.kind != schedule::Template::Elementwise && !reduction_rows) ||
+      reduction && lane_writes_.has_value() && !column_ && kernel_.inner_axes.size() == 1;
+  // Or the column layout's loop over a tile's columns (a storing pass: the
+  // caller's loop has no updates), its per-column values 16 columns at a
+  // time from their arrays (tile_vector_).
+  const bool column_tile = reduction && column_ && axis == kernel_.tile_axis;
+  if ((kernel_.kind != schedule::Template::Elementwise && !reduction_rows && !column_tile) ||
       axis != vector_axis_ || has_gathers_)
     return {};
   const auto lane_dtype = [](DType dtype) {
@@ -98,6 +115,13 @@ std::vector<bool> KernelEmitter::lane_loop_values(int axis, const std::vector<in
   for (int id : register_order(nodes)) {
     const AscNode& n = node(id);
     const auto at = static_cast<size_t>(id);
+    if (tile_vector_.at(at)) return {};  // (an array element, assigned)
+    const bool row_buffer = ub_pass_ >= 0 && ub_write_pass(id) >= 0;
+    if (row_buffer && reads_row_buffer(id, ub_pass_)) {  // a vector from its row buffer
+      if (!vector_float_value(n.dtype)) return {};
+      vec[at] = true;
+      continue;
+    }
     switch (n.kind) {
       case AscKind::Load:
         if (buffered_.at(at)) return {};
@@ -111,20 +135,29 @@ std::vector<bool> KernelEmitter::lane_loop_values(int axis, const std::vector<in
         if (!vector_float_value(n.dtype)) return {};
         break;
       case AscKind::Broadcast:
-      case AscKind::Compute:
+      case AscKind::Compute: {
         if (!vector_float_value(n.dtype)) return {};
         // Pairs: arithmetic only: with abs, max, min, relu and sqrt too,
         // chain30 bf16's loop took 1.04-1.09x the time in this form (an AVX2
         // build on an Ice Lake, session 39), though vector passes gain from
         // them. One register: the vector passes' ops.
-        if (n.kind == AscKind::Compute &&
+        // One register: a chunk sigmoid too (its e^-|x| from the chunk's
+        // buffer, inner_loop.cpp), of an operand that varies along the loop.
+        const bool sigmoid = form == LaneForm::Register && chunk_sigmoid(id);
+        if (n.kind == AscKind::Compute && !sigmoid &&
             !(form == LaneForm::Pairs ? float_arithmetic(n.op) : vector_arithmetic(n.op)))
           return {};
         for (int in : n.inputs) {
           if (!vector_float_value(node(in).dtype)) return {};
           if (in_loop[static_cast<size_t>(in)] && vec[static_cast<size_t>(in)]) vec[at] = true;
+          if (!in_loop[static_cast<size_t>(in)] && tile_vector_.at(static_cast<size_t>(in))) {
+            if (n.kind != AscKind::Broadcast) return {};
+            vec[at] = true;  // its columns' array (vector_statements)
+          }
         }
+        if (sigmoid && !vec[at]) return {};
         break;
+      }
       case AscKind::Store:
         if (!lane_dtype(n.dtype) || !contiguous(n) || output_of_store_.at(at) < 0 ||
             !vector_float_value(node(n.inputs.at(0)).dtype))
@@ -135,9 +168,28 @@ std::vector<bool> KernelEmitter::lane_loop_values(int axis, const std::vector<in
       default:  // indices, casts, other ops: the loop alone
         return {};
     }
+    // (A row buffer this pass writes takes a vector.)
+    if (row_buffer && ub_write_pass(id) == ub_pass_ && !vec[at]) return {};
   }
   if (!narrow) return {};
   return vec;
+}
+
+std::vector<bool> KernelEmitter::f16c_lanes(int axis, const std::vector<int>& nodes) const {
+  const bool f16 = std::any_of(nodes.begin(), nodes.end(), [&](int id) {
+    const AscNode& n = node(id);
+    return n.dtype == DType::f16 && (n.kind == AscKind::Store || n.kind == AscKind::Load);
+  });
+  return f16 ? lane_loop_values(axis, nodes, LaneForm::Register) : std::vector<bool>();
+}
+
+std::string KernelEmitter::f16c_condition(const std::vector<int>& nodes) const {
+  // (bf16 chunk buffers hold f32 under AF_BF16_CVT, which af_put16_bf16
+  // does not write.)
+  const bool bf16_stores = std::any_of(nodes.begin(), nodes.end(), [&](int id) {
+    return node(id).kind == AscKind::Store && node(id).dtype == DType::bf16;
+  });
+  return std::string("AF_F16C && AF_VECTOR_PASS") + (bf16_stores ? " && !AF_BF16_CVT" : "");
 }
 
 std::string KernelEmitter::lane_loop(int axis, const std::string& lo, const std::string& hi,
@@ -182,6 +234,49 @@ std::string KernelEmitter::lane_loop(int axis, const std::string& lo, const std:
   return out + indent + "}\n";
 }
 
+std::string KernelEmitter::lane_sums(int axis, const std::string& lo, const std::string& hi,
+                                     const std::vector<int>& body, const std::vector<int>& sums,
+                                     const std::string& indent) const {
+  // (A loop that only loads and computes: the short rows' condition, with
+  // no buffers to write.)
+  if (std::any_of(body.begin(), body.end(),
+                  [&](int id) { return node(id).kind == AscKind::Store; }))
+    return {};
+  lane_writes_.emplace();
+  const std::vector<bool> vec = f16c_lanes(axis, body);
+  lane_writes_.reset();
+  if (vec.empty()) return {};
+  for (int r : sums)
+    if (reduce_code(node(r).op, node(r).dtype).acc_type != "float" ||
+        !vec.at(static_cast<size_t>(node(r).inputs.at(0))))
+      return {};
+  // Four accumulators per sum (the vector passes' af_row_sum16x4): the
+  // sums' order differs from the OpenMP reduction's, as that one's differs
+  // between AVX2 and AVX-512.
+  const std::string i = fmt::format("i{}", axis), in1 = indent + "  ", in2 = in1 + "  ";
+  std::string out = indent + "{\n";
+  std::string adds;
+  for (int r : sums) {
+    out += fmt::format("{}af_f32x16 s{}_[4] = {{}};  // {}\n", in1, r, node(r).name);
+    adds +=
+        fmt::format("{}af_add_lanes(&s{}_[k_], &{}, n_);\n", in2, r, value(node(r).inputs.at(0)));
+  }
+  out += fmt::format(
+      "{}const auto lanes_ = [&](const int64_t {}, const int k_, const int64_t n_) "
+      "AF_LAMBDA_INLINE {{\n",
+      in1, i);
+  out += vector_statements(body, vec, in2, {}, axis) + adds + in1 + "};\n";
+  out += fmt::format("{}int64_t {} = {};\n", in1, i, lo);
+  out += fmt::format(
+      "{0}for (; {1} + 64 <= {2}; {1} += 64) {{ lanes_({1}, 0, 16); lanes_({1} + 16, 1, 16); "
+      "lanes_({1} + 32, 2, 16); lanes_({1} + 48, 3, 16); }}\n",
+      in1, i, hi);
+  out += fmt::format("{0}for (; {1} < {2}; {1} += 16) lanes_({1}, 0, {2} - {1});\n", in1, i, hi);
+  for (int r : sums)
+    out += fmt::format("{}{} = af_row_sum16x4(s{}_);\n", in1, chunk(r), r);
+  return out + indent + "}\n";
+}
+
 std::string KernelEmitter::simd_loop(int axis, const std::string& lo, const std::string& hi,
                                      const std::vector<int>& nodes, const std::string& pragma,
                                      const std::function<StoreTo(int)>& store_to,
@@ -208,24 +303,11 @@ std::string KernelEmitter::simd_loop(int axis, const std::string& lo, const std:
   // one-register form's code, whatever its length, before the other forms
   // (an Elementwise loop, or a short row's loop that writes its reduce
   // buffers, as the rows of 16 above).
-  const auto has = [&](DType dtype, bool stores_only) {
-    return std::any_of(nodes.begin(), nodes.end(), [&](int id) {
-      const AscNode& n = node(id);
-      return n.dtype == dtype &&
-             (n.kind == AscKind::Store || (!stores_only && n.kind == AscKind::Load));
-    });
-  };
-  const std::vector<bool> f16c = (!updates || writes) && has(DType::f16, false)
-                                     ? lane_loop_values(axis, nodes, LaneForm::Register)
-                                     : std::vector<bool>();
+  const std::vector<bool> f16c = !updates || writes ? f16c_lanes(axis, nodes) : std::vector<bool>();
   if (pairs.empty() && single.empty() && !words && f16c.empty()) return loop;
   std::string out;
-  // (bf16 chunk buffers hold f32 under AF_BF16_CVT, which af_put16_bf16
-  // does not write.)
   if (!f16c.empty())
-    out += std::string("#if AF_F16C && AF_VECTOR_PASS") +
-           (has(DType::bf16, true) ? " && !AF_BF16_CVT" : "") +
-           "  // f16 by F16C, 16 lanes (lane_loops.cpp)\n" +
+    out += "#if " + f16c_condition(nodes) + "  // f16 by F16C, 16 lanes (lane_loops.cpp)\n" +
            lane_loop(axis, lo, hi, nodes, f16c, store_to, writes, indent);
   // Word pairs first: with AVX2 (haswell code on an Ice Lake, session 42)
   // they took 0.80x the lane pairs' time (rotary bf16) and 0.83x

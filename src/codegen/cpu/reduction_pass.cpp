@@ -364,7 +364,17 @@ void KernelEmitter::emit_clause_loop(
     const ReduceCode code = reduce_code(node(r).op, node(r).dtype);
     out += fmt::format("{}{} {} = {};\n", in1, code.acc_type, chunk(r), code.identity);
   }
+  // f16 data where F16C converts it: the chunk's sums as 16-lane vectors
+  // (only sums at this level, no centered moments).
+  const std::string lanes =
+      clauses.size() == 1 && clauses.at("+").size() == cascades.size() && plan.moments.empty()
+          ? lane_sums(axis, "ch", "ch_end", body, cascades, in1)
+          : std::string();
+  if (!lanes.empty())
+    out += "#if " + f16c_condition(body) + "  // f16 by F16C, 16 lanes (lane_loops.cpp)\n" + lanes +
+           "#else\n";
   emit_inner_loop(axis, "ch", "ch_end", body, pragma, updates, in1, out);
+  if (!lanes.empty()) out += "#endif\n";
   if (chunk_end) chunk_end(in1, out);
   for (int r : cascades) {
     const std::string type = reduce_code(node(r).op, node(r).dtype).acc_type;

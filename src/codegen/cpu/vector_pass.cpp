@@ -387,17 +387,36 @@ std::string KernelEmitter::vector_statements(
             fmt::format("const auto {} = {};", value(id), scalar_literal(n.dtype, n.scalar));
         break;
       case AscKind::Broadcast:
-        statement = fmt::format("const auto {} = {};", value(id), value(n.inputs.at(0)));
+        // (A column tile's array: 16 columns; lane_loop_values.)
+        statement =
+            vec[static_cast<size_t>(id)] && tile_vector_.at(static_cast<size_t>(n.inputs.at(0)))
+                ? fmt::format("af_f32x16 {0}; af_load16(&{0}, &{1}, n_);", value(id),
+                              value(n.inputs.at(0)))
+                : fmt::format("const auto {} = {};", value(id), value(n.inputs.at(0)));
         break;
       default: {  // Compute (vector_pass_lanes)
         std::vector<std::string> args;
         for (int a : n.inputs)
           args.push_back(value(a));
         const bool lanes = vec[static_cast<size_t>(id)];
+        if (chunk_sigmoid(id)) {  // (a lane loop's: lane_loop_values)
+          statement = fmt::format(
+              "af_f32x16 e{0}_; af_load16(&e{0}_, &e{0}[{1} - nt_k], n_); const auto {2} = "
+              "af_sigmoid_from_exp({3}, e{0}_);",
+              id, i, value(id), args.at(0));
+          break;
+        }
+        // A clamp's constant bound: one compare and blend (as emit_node).
+        const DType operand = node(n.inputs.at(0)).dtype;
+        const int constant =
+            (n.op == OpKind::Max || n.op == OpKind::Min) && is_float(operand) && !is_float8(operand)
+                ? never_nan_constant(n)
+                : -1;
         statement = fmt::format(
             "const auto {} = {};", value(id),
-            !exp_nonpos(n) ? compute_expr(n.op, node(n.inputs.at(0)).dtype, args)
-                           : fmt::format("af_exp_nonpos{}({})", lanes ? "_x16" : "", args.at(0)));
+            constant >= 0   ? min_max_with_constant(n.op, constant, args.at(0), args.at(1))
+            : exp_nonpos(n) ? fmt::format("af_exp_nonpos{}({})", lanes ? "_x16" : "", args.at(0))
+                            : compute_expr(n.op, operand, args));
       }
     }
     out += fmt::format("{}{}  // {}{}\n", li, statement, n.name,
