@@ -73,7 +73,7 @@ std::vector<int> KernelEmitter::deepest_body(const PassPlan& plan) const {
   return body;
 }
 
-std::vector<KernelEmitter::ColumnSum> KernelEmitter::column_chunk_sums(const PassPlan& plan) const {
+std::vector<ColumnSum> KernelEmitter::column_chunk_sums(const PassPlan& plan) const {
   std::vector<ColumnSum> sums;
   if (!column_ || plan.deepest != depth_ || kernel_.inner_axes.size() != 1) return {};
   const int row_axis = kernel_.inner_axes.front();

@@ -152,8 +152,7 @@ void KernelEmitter::emit_inner_loop(int axis, const std::string& lo, const std::
 // loop and its vectorized epilogue: the row runs scalar (softmax bf16 rows of
 // 16: 24.5 us against 4.6 us in f32). simdlen(16) vectorizes such rows with
 // 16 lanes; long rows keep 32 (simdlen(16) everywhere made them 20-50% slower).
-KernelEmitter::ShortLoops KernelEmitter::short_loop_variant(int axis,
-                                                            const std::vector<int>& nodes) const {
+ShortLoops KernelEmitter::short_loop_variant(int axis, const std::vector<int>& nodes) const {
   const bool narrow = std::any_of(nodes.begin(), nodes.end(), [&](int id) {
     const AscNode& n = node(id);
     const bool memory =

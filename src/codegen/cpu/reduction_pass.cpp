@@ -81,7 +81,7 @@ bool is_float_sum(const ascir::AscNode& n) {
 
 }  // namespace
 
-KernelEmitter::Acc KernelEmitter::acc_kind(const AscNode& reduce, int deepest) const {
+Acc KernelEmitter::acc_kind(const AscNode& reduce, int deepest) const {
   if (!is_float_sum(reduce)) return Acc::Plain;
   if (accumulate_level(reduce) == deepest) {
     if (!column_) return one_chunk_rows() ? Acc::Plain : Acc::Cascade;
@@ -161,7 +161,7 @@ std::string KernelEmitter::reduced_loop_head(int level, const std::string& inden
       indent, axis, lo, hi);
 }
 
-KernelEmitter::PassPlan KernelEmitter::plan_pass(int pass) const {
+PassPlan KernelEmitter::plan_pass(int pass) const {
   const auto pass_of = [&](int id) { return kernel_.node_pass.at(static_cast<size_t>(id)); };
   const auto in_loop = [&](int id) {  // computed inside the pass's loops
     const auto i = static_cast<size_t>(id);
