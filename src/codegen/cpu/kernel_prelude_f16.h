@@ -3,7 +3,8 @@
 // kernel_prelude_lanes.h (see CMakeLists.txt), whose types and row-tail
 // loads it uses: af_load16_f16, af_put16_f16 and af_put32_f16, the f16
 // twins of the bf16 functions there, and AF_F16C, which the generated code
-// tests for the lane loops' F16C form.
+// tests for the lane loops' F16C form; and the copies of f16 chunk buffers
+// to memory (af_f16_nt_store & co., at the end) for every target.
 //
 // F16C (every AVX-512 CPU, and the AVX2 ones since Haswell and Piledriver)
 // converts 8 or 16 lanes per instruction: vcvtph2ps is exact, and
