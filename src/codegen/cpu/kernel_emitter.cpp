@@ -353,6 +353,12 @@ int KernelEmitter::never_nan_constant(const AscNode& n) const {
   return -1;
 }
 
+int KernelEmitter::clamp_constant(const AscNode& n) const {
+  if (n.kind != AscKind::Compute || (n.op != OpKind::Max && n.op != OpKind::Min)) return -1;
+  const DType operand = node(n.inputs.at(0)).dtype;
+  return is_float(operand) && !is_float8(operand) ? never_nan_constant(n) : -1;
+}
+
 bool KernelEmitter::nonpositive(int id) const {
   // Each element of x is in the set its max reduced (Broadcast only repeats
   // the reduced axes back), so x - max(x) is <= 0 (exactly: a subtraction of
@@ -445,12 +451,7 @@ void KernelEmitter::emit_node(const AscNode& n, const std::string& indent, std::
       for (int id : n.inputs)
         args.push_back(value(id));
       const DType operand = n.op == OpKind::Where ? in(1).dtype : in(0).dtype;
-      // A clamp's constant bound: two instructions (float8 results are
-      // rounded by compute_expr, so they keep it).
-      const int constant =
-          (n.op == OpKind::Max || n.op == OpKind::Min) && is_float(operand) && !is_float8(operand)
-              ? never_nan_constant(n)
-              : -1;
+      const int constant = clamp_constant(n);
       if (constant >= 0)
         rhs = min_max_with_constant(n.op, constant, args.at(0), args.at(1));
       else if (std::count(chunk_sigmoids_.begin(), chunk_sigmoids_.end(), n.id) > 0)

@@ -128,6 +128,10 @@ class KernelEmitter {
   /// Which operand (0 or 1) of binary Compute `n` is a Scalar that is not
   /// NaN, maybe broadcast (the first when both are); -1: neither.
   int never_nan_constant(const AscNode& n) const;
+  /// A clamp's constant bound: that operand of a float Max or Min (float8
+  /// results are rounded by compute_expr, so they keep the plain op), or -1
+  /// (emitted by min_max_with_constant: one compare and blend).
+  int clamp_constant(const AscNode& n) const;
   /// Whether value `id` is <= 0 or NaN for every element: x - max(x), the
   /// max reduced from the same x and broadcast back (softmax's exp operand).
   bool nonpositive(int id) const;

@@ -39,9 +39,14 @@
 typedef uint16_t af_u16x32_f16 __attribute__((vector_size(64)));
 typedef uint16_t af_u16x32_f16_mem __attribute__((vector_size(64), aligned(2), may_alias));
 typedef uint16_t af_u16x16_f16_mem __attribute__((vector_size(32), aligned(2), may_alias));
+typedef uint16_t af_u16x16_f16 __attribute__((vector_size(32)));
 #if defined(__has_builtin)
 #if __has_builtin(__builtin_shufflevector)
 #define AF_F16_JOIN32 1
+AF_INLINE af_u16x32_f16 af_f16_join32(af_u16x16_f16 a, af_u16x16_f16 b) {
+  return __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17,
+                                 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
+}
 #endif
 #endif
 
@@ -124,9 +129,7 @@ AF_INLINE void af_put32_f16(uint16_t* p, af_f32x16 lo, af_f32x16 hi, bool nt) {
   const af_u16x16 a = AF_NARROW16_F16(lo), b = AF_NARROW16_F16(hi);
   if (AF_NT_STORES && nt && ((uintptr_t)p & 63u) == 0) {
 #if defined(AF_F16_JOIN32)
-    const af_u16x32_f16 both =
-        __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17,
-                                18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
+    const af_u16x32_f16 both = af_f16_join32(a, b);
     af_nt_store_aligned(p, &both, 64);
 #else
     const af_u16x16 both[2] = {a, b};
@@ -179,10 +182,8 @@ AF_INLINE void af_put32_f16(uint16_t* p, af_f32x16 lo, af_f32x16 hi, bool nt) {
 // Loads inside one earlier store forward, whatever wrote the buffer.
 #if AF_NT_VEC_BYTES == 64 && defined(AF_F16_JOIN32)
 AF_INLINE af_u16x32_f16 af_f16_line(const void* src) {
-  const af_u16x16_f16_mem a = *(const af_u16x16_f16_mem*)src;
-  const af_u16x16_f16_mem b = *(const af_u16x16_f16_mem*)((const char*)src + 32);
-  return __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17,
-                                 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
+  return af_f16_join32(*(const af_u16x16_f16_mem*)src,
+                       *(const af_u16x16_f16_mem*)((const char*)src + 32));
 }
 AF_INLINE void af_f16_nt_store_aligned(void* dst, const void* src, int64_t bytes) {
   for (int64_t o = 0; o < bytes; o += 64) {

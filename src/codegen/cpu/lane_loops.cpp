@@ -242,9 +242,10 @@ std::string KernelEmitter::lane_sums(int axis, const std::string& lo, const std:
   if (std::any_of(body.begin(), body.end(),
                   [&](int id) { return node(id).kind == AscKind::Store; }))
     return {};
+  const auto writes = lane_writes_;  // (lane_loop_values' short-row rule, no buffers)
   lane_writes_.emplace();
   const std::vector<bool> vec = f16c_lanes(axis, body);
-  lane_writes_.reset();
+  lane_writes_ = writes;
   if (vec.empty()) return {};
   for (int r : sums)
     if (reduce_code(node(r).op, node(r).dtype).acc_type != "float" ||

@@ -406,17 +406,12 @@ std::string KernelEmitter::vector_statements(
               id, i, value(id), args.at(0));
           break;
         }
-        // A clamp's constant bound: one compare and blend (as emit_node).
-        const DType operand = node(n.inputs.at(0)).dtype;
-        const int constant =
-            (n.op == OpKind::Max || n.op == OpKind::Min) && is_float(operand) && !is_float8(operand)
-                ? never_nan_constant(n)
-                : -1;
+        const int constant = clamp_constant(n);
         statement = fmt::format(
             "const auto {} = {};", value(id),
             constant >= 0   ? min_max_with_constant(n.op, constant, args.at(0), args.at(1))
             : exp_nonpos(n) ? fmt::format("af_exp_nonpos{}({})", lanes ? "_x16" : "", args.at(0))
-                            : compute_expr(n.op, operand, args));
+                            : compute_expr(n.op, node(n.inputs.at(0)).dtype, args));
       }
     }
     out += fmt::format("{}{}  // {}{}\n", li, statement, n.name,
