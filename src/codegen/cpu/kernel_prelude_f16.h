@@ -35,12 +35,14 @@
 #endif
 
 // 32 f16 values (a 64-byte line) joined from two 32-byte halves in a
-// register (AF_F16_JOIN32: the compiler has __builtin_shufflevector).
+// register (AF_F16_JOIN32: the compiler has __builtin_shufflevector, and
+// the target 64-byte vectors: g++ rejects returning one without AVX-512,
+// -Wpsabi).
 typedef uint16_t af_u16x32_f16 __attribute__((vector_size(64)));
 typedef uint16_t af_u16x32_f16_mem __attribute__((vector_size(64), aligned(2), may_alias));
 typedef uint16_t af_u16x16_f16_mem __attribute__((vector_size(32), aligned(2), may_alias));
 typedef uint16_t af_u16x16_f16 __attribute__((vector_size(32)));
-#if defined(__has_builtin)
+#if defined(__has_builtin) && AF_NT_VEC_BYTES == 64
 #if __has_builtin(__builtin_shufflevector)
 #define AF_F16_JOIN32 1
 AF_INLINE af_u16x32_f16 af_f16_join32(af_u16x16_f16 a, af_u16x16_f16 b) {
@@ -180,7 +182,7 @@ AF_INLINE void af_put32_f16(uint16_t* p, af_f32x16 lo, af_f32x16 hi, bool nt) {
 // misses store forwarding and waits for them to reach the L1 (rotary f16
 // [16, 1024, 12, 64] streaming 3.5 -> 1.9 ms, one thread, session 44).
 // Loads inside one earlier store forward, whatever wrote the buffer.
-#if AF_NT_VEC_BYTES == 64 && defined(AF_F16_JOIN32)
+#if defined(AF_F16_JOIN32)
 AF_INLINE af_u16x32_f16 af_f16_line(const void* src) {
   return af_f16_join32(*(const af_u16x16_f16_mem*)src,
                        *(const af_u16x16_f16_mem*)((const char*)src + 32));
