@@ -259,7 +259,8 @@ def bench_rows(args, env, threads, pattern, dtype, model_path):
     b = doc["results"][0]
     stream = {"triad_gbps": b["stream_gbps"], "copy_gbps": b["stream_copy_gbps"],
               "triad_nt_gbps": b["stream_triad_nt_gbps"], "copy_nt_gbps": b["stream_copy_nt_gbps"],
-              "read_gbps": b["stream_read_gbps"]}
+              "read_gbps": b["stream_read_gbps"], "fill_gbps": b.get("stream_fill_gbps"),
+              "fill_nt_gbps": b.get("stream_fill_nt_gbps")}
     return rows, stream
 
 

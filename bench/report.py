@@ -304,8 +304,8 @@ def markdown(results):
     out += [
         "Speedup columns are peer time / autofuse time (> 1: autofuse is faster); % STREAM is "
         "the bandwidth of the bytes that must move (inputs read once, outputs written once) "
-        "against the STREAM kernel with the nearest read/write mix (copy or triad with the better "
-        "of ordinary and non-temporal stores; read only for reductions) measured in the same "
+        "against the STREAM kernel with the nearest read/write mix (copy, triad or fill with the "
+        "better of ordinary and non-temporal stores; read only for reductions) measured in the same "
         "`autofuse bench` run. `wrong`: the peer's "
         "output did not match ours; `n/a`: not installed or cannot run the model.",
         "",
@@ -323,7 +323,9 @@ def markdown(results):
             f"STREAM (best of the run): triad {fmt_num(s.get('triad_gbps'), '.1f')} GB/s, "
             f"non-temporal {fmt_num(s.get('triad_nt_gbps'), '.1f')}; copy "
             f"{fmt_num(s.get('copy_gbps'), '.1f')} GB/s, non-temporal "
-            f"{fmt_num(s.get('copy_nt_gbps'), '.1f')}; read {fmt_num(s.get('read_gbps'), '.1f')} GB/s.",
+            f"{fmt_num(s.get('copy_nt_gbps'), '.1f')}; read {fmt_num(s.get('read_gbps'), '.1f')} GB/s; "
+            f"fill {fmt_num(s.get('fill_gbps'), '.1f')} GB/s, non-temporal "
+            f"{fmt_num(s.get('fill_nt_gbps'), '.1f')}.",
             "",
         ]
         out += main_table(rows, peers)

@@ -1,7 +1,7 @@
 // `autofuse stream [--threads T] [--mib M] [--reps R] [--json]`: the
-// STREAM-style bandwidth `bench` compares kernels with, on its own: triad
-// and copy, each with ordinary and with non-temporal stores, and read only
-// (see stream.h).
+// STREAM-style bandwidth `bench` compares kernels with, on its own: triad,
+// copy and fill, each with ordinary and with non-temporal stores, and read
+// only (see stream.h).
 #include <iostream>
 #include <memory>
 
@@ -32,7 +32,8 @@ int run(const StreamOptions& options) {
     nlohmann::json doc = {{"threads", r.threads},           {"array_mib", r.array_mib},
                           {"reps", options.reps},           {"triad_gbps", r.triad_gbps},
                           {"copy_gbps", r.copy_gbps},       {"triad_nt_gbps", r.triad_nt_gbps},
-                          {"copy_nt_gbps", r.copy_nt_gbps}, {"read_gbps", r.read_gbps}};
+                          {"copy_nt_gbps", r.copy_nt_gbps}, {"read_gbps", r.read_gbps},
+                          {"fill_gbps", r.fill_gbps},       {"fill_nt_gbps", r.fill_nt_gbps}};
     std::cout << doc.dump(2) << "\n";
     return 0;
   }
@@ -40,9 +41,10 @@ int run(const StreamOptions& options) {
       "STREAM on {} threads, {:.0f} MiB per array, best of {}:\n"
       "  triad {:.1f} GB/s, non-temporal {:.1f} GB/s\n"
       "  copy  {:.1f} GB/s, non-temporal {:.1f} GB/s\n"
-      "  read  {:.1f} GB/s\n",
+      "  read  {:.1f} GB/s\n"
+      "  fill  {:.1f} GB/s, non-temporal {:.1f} GB/s\n",
       r.threads, r.array_mib, options.reps, r.triad_gbps, r.triad_nt_gbps, r.copy_gbps,
-      r.copy_nt_gbps, r.read_gbps);
+      r.copy_nt_gbps, r.read_gbps, r.fill_gbps, r.fill_nt_gbps);
   return 0;
 }
 

@@ -40,6 +40,13 @@ __attribute__((AF_NO_MEMCPY_IDIOM noinline)) void copy(double* a, const double* 
     a[i] = b[i];
 }
 
+// Write only (STREAM2's FILL): the figure for kernels that read next to
+// nothing, such as gathers from cache-resident tables (bert_embeddings).
+__attribute__((AF_NO_MEMCPY_IDIOM noinline)) void fill(double* a, double s, long begin, long end) {
+  for (long i = begin; i < end; ++i)
+    a[i] = s;
+}
+
 // Read only: the bits of two arrays folded by XOR (integer, so the
 // compiler need not keep a floating-point add chain in order). Two streams,
 // as a reduction of two tensors reads.
@@ -101,6 +108,16 @@ __attribute__((target("avx"), noinline)) void copy_nt_avx(double* a, const doubl
     a[i] = b[i];
   _mm_sfence();
 }
+__attribute__((target("avx"), noinline)) void fill_nt_avx(double* a, double s, long begin,
+                                                          long end) {
+  const __m256d vs = _mm256_set1_pd(s);
+  long i = begin;
+  for (; i + 4 <= end; i += 4)
+    _mm256_stream_pd(a + i, vs);
+  for (; i < end; ++i)
+    a[i] = s;
+  _mm_sfence();
+}
 __attribute__((noinline)) void triad_nt_sse2(double* a, const double* b, const double* c, double s,
                                              long begin, long end) {
   const __m128d vs = _mm_set1_pd(s);
@@ -119,6 +136,15 @@ __attribute__((noinline)) void copy_nt_sse2(double* a, const double* b, long beg
     a[i] = b[i];
   _mm_sfence();
 }
+__attribute__((noinline)) void fill_nt_sse2(double* a, double s, long begin, long end) {
+  const __m128d vs = _mm_set1_pd(s);
+  long i = begin;
+  for (; i + 2 <= end; i += 2)
+    _mm_stream_pd(a + i, vs);
+  for (; i < end; ++i)
+    a[i] = s;
+  _mm_sfence();
+}
 bool has_avx() {
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx");
@@ -131,6 +157,10 @@ void copy_nt(double* a, const double* b, long begin, long end) {
   static const bool avx = has_avx();
   avx ? copy_nt_avx(a, b, begin, end) : copy_nt_sse2(a, b, begin, end);
 }
+void fill_nt(double* a, double s, long begin, long end) {
+  static const bool avx = has_avx();
+  avx ? fill_nt_avx(a, s, begin, end) : fill_nt_sse2(a, s, begin, end);
+}
 #else
 // No streaming-store intrinsics here: the "non-temporal" figures are the
 // ordinary loops (reported as such; only x86-64 is a target of autofuse).
@@ -139,6 +169,9 @@ void triad_nt(double* a, const double* b, const double* c, double s, long begin,
 }
 void copy_nt(double* a, const double* b, long begin, long end) {
   copy(a, b, begin, end);
+}
+void fill_nt(double* a, double s, long begin, long end) {
+  fill(a, s, begin, end);
 }
 #endif
 
@@ -201,6 +234,8 @@ StreamResult StreamResult::best(const StreamResult& other) const {
   r.triad_nt_gbps = std::max(triad_nt_gbps, other.triad_nt_gbps);
   r.copy_nt_gbps = std::max(copy_nt_gbps, other.copy_nt_gbps);
   r.read_gbps = std::max(read_gbps, other.read_gbps);
+  r.fill_gbps = std::max(fill_gbps, other.fill_gbps);
+  r.fill_nt_gbps = std::max(fill_nt_gbps, other.fill_nt_gbps);
   return r;
 }
 
@@ -214,7 +249,7 @@ StreamResult measure_stream(int threads, long elements, int reps) {
     for (long i = begin; i < end; ++i)
       a[i] = 0, b[i] = 1.0, c[i] = 2.0;
   });
-  double best[5] = {1e30, 1e30, 1e30, 1e30, 1e30};
+  double best[7] = {1e30, 1e30, 1e30, 1e30, 1e30, 1e30, 1e30};
   std::vector<double> sinks(static_cast<size_t>(threads));  // keeps the reads live
   auto keep = [&](int k, double seconds) { best[k] = std::min(best[k], seconds); };
   for (int r = 0; r < reps; ++r) {
@@ -234,6 +269,10 @@ StreamResult measure_stream(int threads, long elements, int reps) {
              sinks[static_cast<size_t>(begin / per_thread(threads, elements))] +=
                  read_only(b.get(), c.get(), begin, end);
          }));
+    keep(5, timed_parallel(threads, elements,
+                           [&](long begin, long end) { fill(a.get(), 4.0, begin, end); }));
+    keep(6, timed_parallel(threads, elements,
+                           [&](long begin, long end) { fill_nt(a.get(), 5.0, begin, end); }));
   }
   const double n = static_cast<double>(elements);
   StreamResult result;
@@ -242,6 +281,8 @@ StreamResult measure_stream(int threads, long elements, int reps) {
   result.triad_nt_gbps = 24.0 * n / best[2] / 1e9;
   result.copy_nt_gbps = 16.0 * n / best[3] / 1e9;
   result.read_gbps = 16.0 * n / best[4] / 1e9;
+  result.fill_gbps = 8.0 * n / best[5] / 1e9;
+  result.fill_nt_gbps = 8.0 * n / best[6] / 1e9;
   volatile double keep_sinks = 0;
   for (double v : sinks)
     keep_sinks = keep_sinks + v;

@@ -14,14 +14,19 @@ struct StreamResult {
   /// bytes per element; the figure for kernels that write next to nothing
   /// (reductions), whose mix neither triad nor copy has.
   double read_gbps = 0;
-  int threads = 0;       ///< the thread count it ran on
-  double array_mib = 0;  ///< MiB per array
+  /// Write only (STREAM2's FILL): a[i] = s, 8 bytes per element; the figure
+  /// for kernels that read next to nothing. Ordinary stores also read each
+  /// line first (write-allocate, not counted, as copy does not count it).
+  double fill_gbps = 0;
+  double fill_nt_gbps = 0;  ///< fill with non-temporal stores
+  int threads = 0;          ///< the thread count it ran on
+  double array_mib = 0;     ///< MiB per array
 
   /// Elementwise best of two measurements (bench measures before and after).
   StreamResult best(const StreamResult& other) const;
 };
 
-/// Runs triad and copy, each with ordinary and with non-temporal stores, and read,
+/// Runs triad, copy and fill, each with ordinary and with non-temporal stores, and read,
 /// over arrays of `elements` doubles each (default: 16M doubles = 128 MiB per
 /// array, well beyond the L3) on `threads` threads (0: one per core), `reps`
 /// times; reports the best rep of each. Ordinary stores also read the

@@ -33,7 +33,7 @@ void expect_bandwidth(const nlohmann::json& doc, const char* key) {
   EXPECT_LT(v, 100000.0);
 }
 
-TEST(CliStream, JsonHasTriadAndCopyWithOrdinaryAndNonTemporalStores) {
+TEST(CliStream, JsonHasTriadCopyAndFillWithOrdinaryAndNonTemporalStores) {
   for (int threads : {1, 2}) {
     SCOPED_TRACE(threads);
     CliResult r = run_cli(
@@ -43,7 +43,8 @@ TEST(CliStream, JsonHasTriadAndCopyWithOrdinaryAndNonTemporalStores) {
     EXPECT_EQ(doc["threads"].get<int>(), threads);
     EXPECT_DOUBLE_EQ(doc["array_mib"].get<double>(), 3.0);
     EXPECT_EQ(doc["reps"].get<int>(), 2);
-    for (const char* key : {"triad_gbps", "copy_gbps", "triad_nt_gbps", "copy_nt_gbps"})
+    for (const char* key :
+         {"triad_gbps", "copy_gbps", "triad_nt_gbps", "copy_nt_gbps", "fill_gbps", "fill_nt_gbps"})
       expect_bandwidth(doc, key);
   }
 }
@@ -69,8 +70,9 @@ TEST(CliBench, ThreadsStreamFiguresAndReadWriteMix) {
   // layernorm reads x, gamma, beta and writes y: about 1 byte read per byte
   // written, so its reference is copy (the better of ordinary and
   // non-temporal); mse reads two tensors and writes a scalar: read only;
-  // swiglu reads both halves of x and writes one: triad.
-  enum class Mix { Copy, Triad, Read };
+  // swiglu reads both halves of x and writes one: triad; bert_embeddings
+  // [4, 512] writes 6 MiB from tables of 1.5 MiB: fill.
+  enum class Mix { Copy, Triad, Read, Fill };
   struct Case {
     const char* file;
     const char* shape;
@@ -79,7 +81,8 @@ TEST(CliBench, ThreadsStreamFiguresAndReadWriteMix) {
   const std::string dir = make_temp_dir();
   for (const Case& c : {Case{"layernorm.af", "N=37,D=256", Mix::Copy},
                         Case{"patterns/mse.af", "N=13,D=96", Mix::Read},
-                        Case{"patterns/swiglu.af", "B=1,S=3", Mix::Triad}}) {
+                        Case{"patterns/swiglu.af", "B=1,S=3", Mix::Triad},
+                        Case{"patterns/bert_embeddings.af", "B=4,S=512,V=2", Mix::Fill}}) {
     SCOPED_TRACE(c.file);
     // 1 MiB STREAM arrays: the test checks the fields, not the machine
     // (128 MiB arrays took most of its time under ASan).
@@ -91,8 +94,9 @@ TEST(CliBench, ThreadsStreamFiguresAndReadWriteMix) {
     EXPECT_EQ(doc["threads"].get<int>(), 1);
     ASSERT_EQ(doc["results"].size(), 1u);
     const nlohmann::json& res = doc["results"][0];
-    for (const char* key : {"stream_gbps", "stream_copy_gbps", "stream_triad_nt_gbps",
-                            "stream_copy_nt_gbps", "stream_read_gbps", "stream_mix_gbps", "gbps"})
+    for (const char* key :
+         {"stream_gbps", "stream_copy_gbps", "stream_triad_nt_gbps", "stream_copy_nt_gbps",
+          "stream_read_gbps", "stream_fill_gbps", "stream_fill_nt_gbps", "stream_mix_gbps", "gbps"})
       expect_bandwidth(res, key);
     const double read = res["read_bytes"].get<double>(),
                  written = res["written_bytes"].get<double>();
@@ -102,7 +106,9 @@ TEST(CliBench, ThreadsStreamFiguresAndReadWriteMix) {
                                       res["stream_copy_nt_gbps"].get<double>())
         : c.mix == Mix::Triad
             ? std::max(res["stream_gbps"].get<double>(), res["stream_triad_nt_gbps"].get<double>())
-            : res["stream_read_gbps"].get<double>();
+        : c.mix == Mix::Fill ? std::max(res["stream_fill_gbps"].get<double>(),
+                                        res["stream_fill_nt_gbps"].get<double>())
+                             : res["stream_read_gbps"].get<double>();
     EXPECT_DOUBLE_EQ(res["stream_mix_gbps"].get<double>(), expected_mix);
     EXPECT_NEAR(res["pct_of_stream_mix"].get<double>(),
                 100.0 * res["gbps"].get<double>() / expected_mix, 1e-9);
