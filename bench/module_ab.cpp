@@ -26,7 +26,9 @@
 // MiB), MODULE_AB_CORES (blocks the tiling may plan, default 1),
 // MODULE_AB_OPS (af_machine::stream_max_ops_per_kib, default 0: none; the
 // runtime's is runtime/machine.h's), MODULE_AB_INDICES ("arg:bound,...":
-// int64 buffers of indices in [0, bound), for gathers), MODULE_AB_CHECK
+// int64 buffers of indices in [0, bound), for gathers), MODULE_AB_F32
+// ("arg,...": f32 buffers of values uniform in [-1, 1], as `autofuse bench`
+// feeds them; timings can depend on the values), MODULE_AB_CHECK
 // (an argument index: print a hash of that output after one run of each
 // module, to compare their bits).
 #include <dlfcn.h>
@@ -142,6 +144,14 @@ int ab_main(int argc, char** argv) {
       auto* p = static_cast<int64_t*>(args.at(arg));
       for (int64_t i = 0; i < sizes[arg] / 8; ++i)
         p[i] = static_cast<int64_t>(rng() % static_cast<uint64_t>(bound));
+    }
+  }
+  if (const char* spec = std::getenv("MODULE_AB_F32")) {
+    for (const std::string& item : split(spec, ',')) {
+      const size_t arg = arg_index(item, sizes.size(), "MODULE_AB_F32");
+      auto* p = static_cast<float*>(args.at(arg));
+      for (int64_t i = 0; i < sizes[arg] / 4; ++i)
+        p[i] = uniform(rng);
     }
   }
   constexpr size_t kWorkspace = size_t{64} << 20;
