@@ -254,6 +254,7 @@ def bench_rows(args, env, threads, pattern, dtype, model_path):
             "autofuse_ms": b["fused_ms"], "unfused_ms": b["unfused_ms"], "reps": b["reps"],
             "gbps": b["gbps"], "pct_of_stream": b["pct_of_stream_mix"],
             "pct_of_triad": b["pct_of_stream"], "stream_mix_gbps": b["stream_mix_gbps"],
+            "stream_mix_kernel": b.get("stream_mix_kernel"),
             "bare_ms": b.get("bare_ms"), "overhead_us": b.get("overhead_us"),
         })
     b = doc["results"][0]

@@ -65,13 +65,18 @@ struct BenchOptions {
 // STREAM2's FILL for the same reason: copy's figure counts its reads, which
 // run beside its writes (one Ice Lake core: copy non-temporal 21 GB/s of
 // which 10.5 written, fill non-temporal 10-11 GB/s).
-double stream_for_mix(const StreamResult& s, double read, double written) {
+struct MixFigure {
+  const char* kernel;  ///< "read", "triad", "copy" or "fill"
+  double gbps;
+};
+
+MixFigure stream_for_mix(const StreamResult& s, double read, double written) {
   const double total = read + written;
   const double written_share = total > 0 ? written / total : 0.5;
-  if (written_share < 1.0 / 6) return s.read_gbps;
-  if (written_share < 5.0 / 12) return std::max(s.triad_gbps, s.triad_nt_gbps);
-  if (written_share < 3.0 / 4) return std::max(s.copy_gbps, s.copy_nt_gbps);
-  return std::max(s.fill_gbps, s.fill_nt_gbps);
+  if (written_share < 1.0 / 6) return {"read", s.read_gbps};
+  if (written_share < 5.0 / 12) return {"triad", std::max(s.triad_gbps, s.triad_nt_gbps)};
+  if (written_share < 3.0 / 4) return {"copy", std::max(s.copy_gbps, s.copy_nt_gbps)};
+  return {"fill", std::max(s.fill_gbps, s.fill_nt_gbps)};
 }
 
 double median(std::vector<double> v) {
@@ -163,7 +168,7 @@ int run(const BenchOptions& options) {
   StreamResult best = stream.best(measure_stream(options.threads, stream_elements));
   for (auto& r : results) {
     const double gbps = r["gbps"].get<double>();
-    const double mix =
+    const MixFigure mix =
         stream_for_mix(best, r["read_bytes"].get<double>(), r["written_bytes"].get<double>());
     r["stream_gbps"] = best.triad_gbps;
     r["stream_copy_gbps"] = best.copy_gbps;
@@ -172,9 +177,10 @@ int run(const BenchOptions& options) {
     r["stream_read_gbps"] = best.read_gbps;
     r["stream_fill_gbps"] = best.fill_gbps;
     r["stream_fill_nt_gbps"] = best.fill_nt_gbps;
-    r["stream_mix_gbps"] = mix;
+    r["stream_mix_kernel"] = mix.kernel;
+    r["stream_mix_gbps"] = mix.gbps;
     r["pct_of_stream"] = 100.0 * gbps / best.triad_gbps;
-    r["pct_of_stream_mix"] = 100.0 * gbps / mix;
+    r["pct_of_stream_mix"] = 100.0 * gbps / mix.gbps;
   }
   if (!options.json) {
     std::cout << fmt::format(
@@ -188,11 +194,12 @@ int run(const BenchOptions& options) {
       std::cout << fmt::format(
           "[{}]: fused {:.4f} ms, unfused {:.4f} ms, speedup {:.2f}x; bare kernel calls {:.4f} "
           "ms, runtime overhead {:.2f} us; {:.1f} GB/s = {:.0f}% of STREAM triad, {:.0f}% of the "
-          "best STREAM for its read/write mix ({} reps)\n",
+          "best STREAM for its read/write mix ({}; {} reps)\n",
           binding_to_string(bindings[i], graph->symbols()), r["fused_ms"].get<double>(),
           r["unfused_ms"].get<double>(), r["speedup"].get<double>(), r["bare_ms"].get<double>(),
           r["overhead_us"].get<double>(), r["gbps"].get<double>(), r["pct_of_stream"].get<double>(),
-          r["pct_of_stream_mix"].get<double>(), r["reps"].get<int>());
+          r["pct_of_stream_mix"].get<double>(), r["stream_mix_kernel"].get<std::string>(),
+          r["reps"].get<int>());
     }
   }
   if (options.json) {

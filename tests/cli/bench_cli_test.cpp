@@ -110,6 +110,11 @@ TEST(CliBench, ThreadsStreamFiguresAndReadWriteMix) {
                                         res["stream_fill_nt_gbps"].get<double>())
                              : res["stream_read_gbps"].get<double>();
     EXPECT_DOUBLE_EQ(res["stream_mix_gbps"].get<double>(), expected_mix);
+    const char* kernel = c.mix == Mix::Copy    ? "copy"
+                         : c.mix == Mix::Triad ? "triad"
+                         : c.mix == Mix::Fill  ? "fill"
+                                               : "read";
+    EXPECT_EQ(res["stream_mix_kernel"].get<std::string>(), kernel);
     EXPECT_NEAR(res["pct_of_stream_mix"].get<double>(),
                 100.0 * res["gbps"].get<double>() / expected_mix, 1e-9);
     EXPECT_EQ(res["reps"].get<int>(), 3);
