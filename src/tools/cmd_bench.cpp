@@ -63,8 +63,8 @@ struct BenchOptions {
 // other end, kernels that mostly write (gathers from tables in the cache:
 // bert_embeddings writes 7 bytes per byte it reads from memory), get
 // STREAM2's FILL for the same reason: copy's figure counts its reads, which
-// run beside its writes (one Ice Lake core: copy non-temporal 21 GB/s of
-// which 10.5 written, fill non-temporal 10-11 GB/s).
+// run beside its writes (one Ice Lake core: copy non-temporal 21 GB/s, of
+// which 10.5 written; fill non-temporal 26 GB/s).
 struct MixFigure {
   const char* kernel;  ///< "read", "triad", "copy" or "fill"
   double gbps;
