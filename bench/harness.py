@@ -261,7 +261,7 @@ def bench_rows(args, env, threads, pattern, dtype, model_path):
     stream = {"triad_gbps": b["stream_gbps"], "copy_gbps": b["stream_copy_gbps"],
               "triad_nt_gbps": b["stream_triad_nt_gbps"], "copy_nt_gbps": b["stream_copy_nt_gbps"],
               "read_gbps": b["stream_read_gbps"], "fill_gbps": b.get("stream_fill_gbps"),
-              "fill_nt_gbps": b.get("stream_fill_nt_gbps")}
+              "fill_nt_gbps": b.get("stream_fill_nt_gbps"), "fma_gflops": b.get("fma_gflops")}
     return rows, stream
 
 
@@ -336,7 +336,12 @@ def main(argv=None):
             if stream:
                 best = results["stream"].setdefault(str(threads), {})
                 for k, v in stream.items():
-                    best[k] = max(best.get(k, 0), v)
+                    if v is not None:
+                        best[k] = max(best.get(k, 0), v)
+                # The compute probe's slowest process too: the host's slow phases.
+                if stream.get("fma_gflops"):
+                    best["fma_gflops_min"] = min(best.get("fma_gflops_min", stream["fma_gflops"]),
+                                                 stream["fma_gflops"])
             check_shape = models.SHAPES[pattern][0]
             if worker and key not in expected:
                 try:

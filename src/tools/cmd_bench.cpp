@@ -177,6 +177,7 @@ int run(const BenchOptions& options) {
     r["stream_read_gbps"] = best.read_gbps;
     r["stream_fill_gbps"] = best.fill_gbps;
     r["stream_fill_nt_gbps"] = best.fill_nt_gbps;
+    r["fma_gflops"] = best.fma_gflops;
     r["stream_mix_kernel"] = mix.kernel;
     r["stream_mix_gbps"] = mix.gbps;
     r["pct_of_stream"] = 100.0 * gbps / best.triad_gbps;
@@ -185,10 +186,10 @@ int run(const BenchOptions& options) {
   if (!options.json) {
     std::cout << fmt::format(
         "{}: STREAM on {} threads: triad {:.1f} GB/s (non-temporal {:.1f}), copy {:.1f} GB/s "
-        "(non-temporal {:.1f}), read {:.1f} GB/s, fill {:.1f} GB/s (non-temporal {:.1f}); best "
-        "of before and after\n",
+        "(non-temporal {:.1f}), read {:.1f} GB/s, fill {:.1f} GB/s (non-temporal {:.1f}); "
+        "compute probe {:.1f} GFLOP/s; best of before and after\n",
         graph->name(), best.threads, best.triad_gbps, best.triad_nt_gbps, best.copy_gbps,
-        best.copy_nt_gbps, best.read_gbps, best.fill_gbps, best.fill_nt_gbps);
+        best.copy_nt_gbps, best.read_gbps, best.fill_gbps, best.fill_nt_gbps, best.fma_gflops);
     for (size_t i = 0; i < results.size(); ++i) {
       const auto& r = results[i];
       std::cout << fmt::format(

@@ -1,7 +1,7 @@
 // `autofuse stream [--threads T] [--mib M] [--reps R] [--json]`: the
 // STREAM-style bandwidth `bench` compares kernels with, on its own: triad,
 // copy and fill, each with ordinary and with non-temporal stores, and read
-// only (see stream.h).
+// only (see stream.h); and the compute probe (compute_probe.h).
 #include <iostream>
 #include <memory>
 
@@ -33,7 +33,8 @@ int run(const StreamOptions& options) {
                           {"reps", options.reps},           {"triad_gbps", r.triad_gbps},
                           {"copy_gbps", r.copy_gbps},       {"triad_nt_gbps", r.triad_nt_gbps},
                           {"copy_nt_gbps", r.copy_nt_gbps}, {"read_gbps", r.read_gbps},
-                          {"fill_gbps", r.fill_gbps},       {"fill_nt_gbps", r.fill_nt_gbps}};
+                          {"fill_gbps", r.fill_gbps},       {"fill_nt_gbps", r.fill_nt_gbps},
+                          {"fma_gflops", r.fma_gflops}};
     std::cout << doc.dump(2) << "\n";
     return 0;
   }
@@ -42,9 +43,10 @@ int run(const StreamOptions& options) {
       "  triad {:.1f} GB/s, non-temporal {:.1f} GB/s\n"
       "  copy  {:.1f} GB/s, non-temporal {:.1f} GB/s\n"
       "  read  {:.1f} GB/s\n"
-      "  fill  {:.1f} GB/s, non-temporal {:.1f} GB/s\n",
+      "  fill  {:.1f} GB/s, non-temporal {:.1f} GB/s\n"
+      "compute probe (FMA chains): {:.1f} GFLOP/s\n",
       r.threads, r.array_mib, options.reps, r.triad_gbps, r.triad_nt_gbps, r.copy_gbps,
-      r.copy_nt_gbps, r.read_gbps, r.fill_gbps, r.fill_nt_gbps);
+      r.copy_nt_gbps, r.read_gbps, r.fill_gbps, r.fill_nt_gbps, r.fma_gflops);
   return 0;
 }
 

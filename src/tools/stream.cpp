@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "autofuse/support/host_memory.h"
+#include "tools/compute_probe.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -236,6 +237,7 @@ StreamResult StreamResult::best(const StreamResult& other) const {
   r.read_gbps = std::max(read_gbps, other.read_gbps);
   r.fill_gbps = std::max(fill_gbps, other.fill_gbps);
   r.fill_nt_gbps = std::max(fill_nt_gbps, other.fill_nt_gbps);
+  r.fma_gflops = std::max(fma_gflops, other.fma_gflops);
   return r;
 }
 
@@ -249,7 +251,11 @@ StreamResult measure_stream(int threads, long elements, int reps) {
     for (long i = begin; i < end; ++i)
       a[i] = 0, b[i] = 1.0, c[i] = 2.0;
   });
-  double best[7] = {1e30, 1e30, 1e30, 1e30, 1e30, 1e30, 1e30};
+  double best[8] = {1e30, 1e30, 1e30, 1e30, 1e30, 1e30, 1e30, 1e30};
+  // About 5 ms per probe on one core (8 chains on two FMA ports).
+  constexpr long kProbeIterations = 1L << 22;
+  std::atomic<int> probing{0};
+  double probe_flops = 0;
   std::vector<double> sinks(static_cast<size_t>(threads));  // keeps the reads live
   auto keep = [&](int k, double seconds) { best[k] = std::min(best[k], seconds); };
   for (int r = 0; r < reps; ++r) {
@@ -273,6 +279,12 @@ StreamResult measure_stream(int threads, long elements, int reps) {
                            [&](long begin, long end) { fill(a.get(), 4.0, begin, end); }));
     keep(6, timed_parallel(threads, elements,
                            [&](long begin, long end) { fill_nt(a.get(), 5.0, begin, end); }));
+    probing = 0;
+    keep(7, timed_parallel(threads, elements, [&](long begin, long end) {
+           if (begin >= end) return;
+           const double flops = fma_probe(kProbeIterations);
+           if (probing.fetch_add(1) == 0) probe_flops = flops;
+         }));
   }
   const double n = static_cast<double>(elements);
   StreamResult result;
@@ -283,6 +295,7 @@ StreamResult measure_stream(int threads, long elements, int reps) {
   result.read_gbps = 16.0 * n / best[4] / 1e9;
   result.fill_gbps = 8.0 * n / best[5] / 1e9;
   result.fill_nt_gbps = 8.0 * n / best[6] / 1e9;
+  result.fma_gflops = probing.load() * probe_flops / best[7] / 1e9;
   volatile double keep_sinks = 0;
   for (double v : sinks)
     keep_sinks = keep_sinks + v;

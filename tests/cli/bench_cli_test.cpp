@@ -33,7 +33,7 @@ void expect_bandwidth(const nlohmann::json& doc, const char* key) {
   EXPECT_LT(v, 100000.0);
 }
 
-TEST(CliStream, JsonHasTriadCopyAndFillWithOrdinaryAndNonTemporalStores) {
+TEST(CliStream, JsonHasEachKernelWithBothStoresAndTheComputeProbe) {
   for (int threads : {1, 2}) {
     SCOPED_TRACE(threads);
     CliResult r = run_cli(
@@ -43,8 +43,8 @@ TEST(CliStream, JsonHasTriadCopyAndFillWithOrdinaryAndNonTemporalStores) {
     EXPECT_EQ(doc["threads"].get<int>(), threads);
     EXPECT_DOUBLE_EQ(doc["array_mib"].get<double>(), 3.0);
     EXPECT_EQ(doc["reps"].get<int>(), 2);
-    for (const char* key :
-         {"triad_gbps", "copy_gbps", "triad_nt_gbps", "copy_nt_gbps", "fill_gbps", "fill_nt_gbps"})
+    for (const char* key : {"triad_gbps", "copy_gbps", "triad_nt_gbps", "copy_nt_gbps", "fill_gbps",
+                            "fill_nt_gbps", "fma_gflops"})
       expect_bandwidth(doc, key);
   }
 }
@@ -94,9 +94,9 @@ TEST(CliBench, ThreadsStreamFiguresAndReadWriteMix) {
     EXPECT_EQ(doc["threads"].get<int>(), 1);
     ASSERT_EQ(doc["results"].size(), 1u);
     const nlohmann::json& res = doc["results"][0];
-    for (const char* key :
-         {"stream_gbps", "stream_copy_gbps", "stream_triad_nt_gbps", "stream_copy_nt_gbps",
-          "stream_read_gbps", "stream_fill_gbps", "stream_fill_nt_gbps", "stream_mix_gbps", "gbps"})
+    for (const char* key : {"stream_gbps", "stream_copy_gbps", "stream_triad_nt_gbps",
+                            "stream_copy_nt_gbps", "stream_read_gbps", "stream_fill_gbps",
+                            "stream_fill_nt_gbps", "stream_mix_gbps", "gbps", "fma_gflops"})
       expect_bandwidth(res, key);
     const double read = res["read_bytes"].get<double>(),
                  written = res["written_bytes"].get<double>();
