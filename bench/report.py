@@ -325,8 +325,8 @@ def markdown(results):
             f"{fmt_num(s.get('copy_gbps'), '.1f')} GB/s, non-temporal "
             f"{fmt_num(s.get('copy_nt_gbps'), '.1f')}; read {fmt_num(s.get('read_gbps'), '.1f')} GB/s; "
             f"fill {fmt_num(s.get('fill_gbps'), '.1f')} GB/s, non-temporal "
-            f"{fmt_num(s.get('fill_nt_gbps'), '.1f')}. Compute probe (FMA chains, in each "
-            f"`autofuse bench` process): {fmt_num(s.get('fma_gflops_min'), '.0f')} to "
+            f"{fmt_num(s.get('fill_nt_gbps'), '.1f')}. Compute probe (FMA chains, before and after "
+            f"each `autofuse bench` process's timings): {fmt_num(s.get('fma_gflops_min'), '.0f')} to "
             f"{fmt_num(s.get('fma_gflops'), '.0f')} GFLOP/s over the run (how far the cores' "
             f"speed moved).",
             "",
