@@ -261,10 +261,8 @@ def bench_rows(args, env, threads, pattern, dtype, model_path):
     stream = {"triad_gbps": b["stream_gbps"], "copy_gbps": b["stream_copy_gbps"],
               "triad_nt_gbps": b["stream_triad_nt_gbps"], "copy_nt_gbps": b["stream_copy_nt_gbps"],
               "read_gbps": b["stream_read_gbps"], "fill_gbps": b.get("stream_fill_gbps"),
-              "fill_nt_gbps": b.get("stream_fill_nt_gbps"), "fma_gflops": b.get("fma_gflops")}
-    low = b.get("fma_gflops_low")
-    if low:
-        stream["fma_gflops_min"] = low
+              "fill_nt_gbps": b.get("stream_fill_nt_gbps"), "fma_gflops": b.get("fma_gflops"),
+              "fma_gflops_min": b.get("fma_gflops_low")}
     return rows, stream
 
 
@@ -338,13 +336,12 @@ def main(argv=None):
             rows, stream = bench_rows(args, env, threads, pattern, dtype, path)
             if stream:
                 best = results["stream"].setdefault(str(threads), {})
+                # The best figure of the run; for fma_gflops_min the slowest probe (the
+                # host's slow phases).
                 for k, v in stream.items():
-                    if v is not None and k != "fma_gflops_min":
-                        best[k] = max(best.get(k, 0), v)
-                # The compute probe's slowest measurement too: the host's slow phases.
-                low = stream.get("fma_gflops_min") or stream.get("fma_gflops")
-                if low:
-                    best["fma_gflops_min"] = min(best.get("fma_gflops_min", low), low)
+                    if v is not None:
+                        pick = min if k.endswith("_min") else max
+                        best[k] = pick(best[k], v) if k in best else v
             check_shape = models.SHAPES[pattern][0]
             if worker and key not in expected:
                 try:

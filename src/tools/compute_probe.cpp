@@ -48,7 +48,7 @@ __attribute__((target("avx2,fma"), noinline)) float fma_avx2(long iterations) {
 #endif
 
 // Anything else: 4-lane multiply and add (SSE2 on x86-64), counted the same.
-__attribute__((noinline)) float fma_portable(long iterations, int lanes) {
+__attribute__((noinline)) float fma_portable(long iterations) {
   float a[8][4];
   for (int k = 0; k < 8; ++k)
     for (int j = 0; j < 4; ++j)
@@ -59,7 +59,7 @@ __attribute__((noinline)) float fma_portable(long iterations, int lanes) {
         a[k][j] = a[k][j] * kScale + kStep;
   float sum = 0;
   for (int k = 0; k < 8; ++k)
-    for (int j = 0; j < lanes; ++j)
+    for (int j = 0; j < 4; ++j)
       sum += a[k][j];
   return sum;
 }
@@ -78,10 +78,10 @@ double fma_probe(long iterations) {
     sink = fma_avx2(iterations);
     lanes = 8;
   } else {
-    sink = fma_portable(iterations, lanes);
+    sink = fma_portable(iterations);
   }
 #else
-  sink = fma_portable(iterations, lanes);
+  sink = fma_portable(iterations);
 #endif
   (void)sink;
   return 2.0 * 8.0 * lanes * static_cast<double>(iterations);
